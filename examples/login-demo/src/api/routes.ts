@@ -1,0 +1,4 @@
+export const routes = [
+  { method: 'GET', path: '/health' },
+  { method: 'POST', path: '/orders' },
+];

@@ -1,0 +1,162 @@
+import type Anthropic from '@anthropic-ai/sdk';
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { z } from 'zod';
+import type { CallModelInput, CallModelResult } from '../shared/activity-types';
+import { MODEL_FAILURE_TYPES } from '../shared/activity-types';
+import type { AssistantContentBlock, AssistantMessage, Message, Usage } from '../shared/messages';
+import { getToolDefinition } from '../shared/tools';
+import { toModelFailure } from './model-errors';
+import type { FileContentStore } from './store/content-store';
+import type { TranscriptStore } from './store/transcript-store';
+
+export interface CallModelDeps {
+  anthropic: () => Anthropic;
+  store: FileContentStore;
+  transcripts: TranscriptStore;
+  /** Abort a stream that sends nothing for this long (a stalled connection is retried). */
+  streamIdleMs?: number;
+}
+
+const EPHEMERAL = { type: 'ephemeral' } as const;
+const HEARTBEAT_EVERY_MS = 1_000;
+
+/**
+ * Phase 2 of a turn: write the pending messages into the transcript, send the whole conversation
+ * to the model, stream the reply (heartbeating the partial text), and write the reply into the
+ * transcript. The workflow gets the reply and a new transcript head, never the whole transcript.
+ */
+export async function callModel(deps: CallModelDeps, input: CallModelInput): Promise<CallModelResult> {
+  const ctx = Context.current();
+  const appended = await deps.transcripts.resolve(input.append);
+  const transcriptBeforeReply = await deps.transcripts.append(input.transcript, appended);
+  const messages = await deps.transcripts.load(transcriptBeforeReply);
+  const system = await deps.store.get<string>(input.systemPromptRef);
+
+  const client = deps.anthropic();
+  const params: Anthropic.MessageCreateParamsNonStreaming = {
+    model: input.model,
+    max_tokens: input.maxTokens,
+    system: [{ type: 'text', text: system, cache_control: EPHEMERAL }],
+    tools: toolSchemas(input.tools),
+    messages: withCacheBreakpoint(messages),
+  };
+
+  let text = '';
+  let lastBeat = 0;
+  const beat = (force = false) => {
+    const now = Date.now();
+    if (!force && now - lastBeat < HEARTBEAT_EVERY_MS) return;
+    lastBeat = now;
+    ctx.heartbeat({ chars: text.length, tail: text.slice(-200) });
+  };
+  // The heartbeat proves the worker is alive even while the model thinks silently.
+  const keepAlive = setInterval(() => beat(true), HEARTBEAT_EVERY_MS * 5);
+  const idle = new AbortController();
+  let idleTimer: NodeJS.Timeout | undefined;
+  const armIdleTimer = () => {
+    if (idleTimer) clearTimeout(idleTimer);
+    idleTimer = setTimeout(() => idle.abort(), deps.streamIdleMs ?? 120_000);
+  };
+  const signal = AbortSignal.any([ctx.cancellationSignal, idle.signal]);
+
+  try {
+    beat(true);
+    armIdleTimer();
+    const stream = client.messages.stream(params, { signal });
+    stream.on('streamEvent', armIdleTimer);
+    stream.on('text', (delta) => {
+      text += delta;
+      beat();
+    });
+    const final = await stream.finalMessage();
+    const message: AssistantMessage = { role: 'assistant', content: final.content.flatMap(toAssistantBlock) };
+    const transcript = await deps.transcripts.append(transcriptBeforeReply, [message]);
+    return {
+      message,
+      usage: toUsage(final.usage),
+      stopReason: final.stop_reason,
+      model: final.model,
+      transcript,
+      transcriptBeforeReply,
+    };
+  } catch (error) {
+    // Cancellation by the workflow: let Temporal see the cancellation, not an API error.
+    if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason ?? error;
+    if (idle.signal.aborted) {
+      throw ApplicationFailure.create({
+        message: `The model stream sent nothing for ${(deps.streamIdleMs ?? 120_000) / 1000}s; retrying`,
+        type: MODEL_FAILURE_TYPES.streamStalled,
+      });
+    }
+    throw toModelFailure(error, { attempt: ctx.info.attempt, fallbackAvailable: input.fallbackAvailable });
+  } finally {
+    clearInterval(keepAlive);
+    if (idleTimer) clearTimeout(idleTimer);
+  }
+}
+
+const schemaCache = new Map<string, Anthropic.Tool>();
+
+function toolSchemas(names: string[]): Anthropic.Tool[] {
+  const tools = names.map((name) => {
+    let tool = schemaCache.get(name);
+    if (!tool) {
+      const definition = getToolDefinition(name);
+      if (!definition) {
+        throw ApplicationFailure.create({
+          message: `Unknown tool "${name}" in the session's tool list`,
+          type: MODEL_FAILURE_TYPES.configuration,
+          nonRetryable: true,
+        });
+      }
+      const { $schema: _ignored, ...schema } = z.toJSONSchema(definition.inputSchema, { io: 'input' }) as Record<
+        string,
+        unknown
+      >;
+      tool = { name, description: definition.description, input_schema: schema as Anthropic.Tool.InputSchema };
+      schemaCache.set(name, tool);
+    }
+    return tool;
+  });
+  const last = tools.at(-1);
+  return last ? [...tools.slice(0, -1), { ...last, cache_control: EPHEMERAL }] : tools;
+}
+
+/** A cache breakpoint on the newest message, so the next turn reads the whole prefix from cache. */
+function withCacheBreakpoint(messages: Message[]): Anthropic.MessageParam[] {
+  return messages.map((message, index) => {
+    if (index !== messages.length - 1) return message as Anthropic.MessageParam;
+    const content = typeof message.content === 'string' ? [{ type: 'text' as const, text: message.content }] : message.content;
+    const lastBlock = content.at(-1);
+    if (!lastBlock) return message as Anthropic.MessageParam;
+    return {
+      role: message.role,
+      content: [...content.slice(0, -1), { ...lastBlock, cache_control: EPHEMERAL }],
+    } as Anthropic.MessageParam;
+  });
+}
+
+function toAssistantBlock(block: Anthropic.ContentBlock): AssistantContentBlock[] {
+  switch (block.type) {
+    case 'text':
+      return block.text === '' ? [] : [{ type: 'text', text: block.text }];
+    case 'tool_use':
+      return [{ type: 'tool_use', id: block.id, name: block.name, input: block.input }];
+    case 'thinking':
+      return [{ type: 'thinking', thinking: block.thinking, signature: block.signature }];
+    case 'redacted_thinking':
+      return [{ type: 'redacted_thinking', data: block.data }];
+    default:
+      return [];
+  }
+}
+
+function toUsage(usage: Anthropic.Usage): Usage {
+  return {
+    input_tokens: usage.input_tokens ?? 0,
+    output_tokens: usage.output_tokens ?? 0,
+    cache_creation_input_tokens: usage.cache_creation_input_tokens ?? 0,
+    cache_read_input_tokens: usage.cache_read_input_tokens ?? 0,
+  };
+}

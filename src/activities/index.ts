@@ -1,0 +1,44 @@
+import type Anthropic from '@anthropic-ai/sdk';
+import type { BuildSystemPromptInput, CallModelInput, CommitTranscriptInput, RunToolInput } from '../shared/activity-types';
+import { callModel } from './call-model';
+import { FileContentStore } from './store/content-store';
+import { TranscriptStore } from './store/transcript-store';
+import { runTool } from './run-tool';
+import { buildSystemPrompt } from './system-prompt';
+import { ToolJournal } from './tool-journal';
+
+/** What the activities need from the outside world; tests pass their own (the seed's QueryDeps). */
+export interface ActivityDeps {
+  /** Called per model call, so a missing API key fails that call with a clear message. */
+  anthropic: () => Anthropic;
+  /** Directory of the content store and tool journal; shared by every worker of a job. */
+  storeDir: string;
+  clock?: () => Date;
+  /** Environment for Bash; defaults to the worker's minus its secrets. */
+  toolEnv?: NodeJS.ProcessEnv;
+  streamIdleMs?: number;
+}
+
+/** The activities of an `agentSession`, bound to their dependencies. */
+export function createActivities(deps: ActivityDeps) {
+  const store = new FileContentStore(deps.storeDir);
+  const transcripts = new TranscriptStore(store);
+  const journal = new ToolJournal(deps.storeDir);
+  const clock = deps.clock ?? (() => new Date());
+  const toolEnv = deps.toolEnv ?? withoutSecrets(process.env);
+  return {
+    callModel: (input: CallModelInput) =>
+      callModel({ anthropic: deps.anthropic, store, transcripts, streamIdleMs: deps.streamIdleMs }, input),
+    runTool: (input: RunToolInput) => runTool({ store, journal, toolEnv }, input),
+    buildSystemPrompt: (input: BuildSystemPromptInput) => buildSystemPrompt({ store, clock }, input),
+    commitTranscript: async (input: CommitTranscriptInput) =>
+      transcripts.append(input.transcript, await transcripts.resolve(input.append)),
+  };
+}
+
+const SECRET_NAME = /(API_KEY|AUTH_TOKEN|_TOKEN|_SECRET|PASSWORD)$/i;
+
+/** The worker's environment without credentials, for commands the model runs. */
+export function withoutSecrets(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !SECRET_NAME.test(name)));
+}

@@ -1,0 +1,76 @@
+import { Context } from '@temporalio/activity';
+import type { RunToolInput, ToolRunResult } from '../shared/activity-types';
+import type { ToolResultBlock } from '../shared/messages';
+import { classifyToolUse } from '../shared/tool-definition';
+import type { ToolOutcome } from '../shared/tool-definition';
+import { getToolDefinition } from '../shared/tools';
+import type { FileContentStore } from './store/content-store';
+import type { ToolJournal } from './tool-journal';
+import { executeTool } from './tools';
+
+export interface RunToolDeps {
+  store: FileContentStore;
+  journal: ToolJournal;
+  /** The environment Bash runs with: the worker's, minus its secrets. */
+  toolEnv: NodeJS.ProcessEnv;
+}
+
+const PREVIEW_CHARS = 300;
+
+/**
+ * Phase 4, one call: run the tool the model asked for, exactly once. A retry whose earlier attempt
+ * finished returns the recorded result; one whose earlier attempt died mid-run does not run a
+ * side-effecting call again but tells the model what happened.
+ */
+export async function runTool(deps: RunToolDeps, input: RunToolInput): Promise<ToolRunResult> {
+  const ctx = Context.current();
+  const { toolUse, sessionKey } = input;
+  const recorded = await deps.journal.read(sessionKey, toolUse.id);
+  if (recorded?.status === 'completed') return recorded.result;
+
+  let outcome: ToolOutcome;
+  const { readOnly } = classifyToolUse(getToolDefinition(toolUse.name), toolUse.input);
+  if (recorded?.status === 'started' && !readOnly) {
+    outcome = {
+      isError: true,
+      content:
+        `The ${toolUse.name} call was interrupted by a worker failure (started ${recorded.startedAt}) and may have ` +
+        'partly run. It was not run again automatically: check its effects before retrying it.',
+    };
+  } else {
+    await deps.journal.write(sessionKey, {
+      status: 'started',
+      toolUseId: toolUse.id,
+      name: toolUse.name,
+      startedAt: new Date().toISOString(),
+    });
+    try {
+      outcome = await executeTool(toolUse.name, toolUse.input, {
+        workspace: input.workspace,
+        signal: ctx.cancellationSignal,
+        heartbeat: (details) => ctx.heartbeat(details),
+        env: deps.toolEnv,
+      });
+    } catch (error) {
+      if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason ?? error;
+      throw error;
+    }
+  }
+
+  const block: ToolResultBlock = {
+    type: 'tool_result',
+    tool_use_id: toolUse.id,
+    // The API rejects empty text; an empty result still has to say so.
+    content: outcome.content === '' ? '(no output)' : outcome.content,
+    ...(outcome.isError ? { is_error: true } : {}),
+  };
+  const result: ToolRunResult = {
+    toolUseId: toolUse.id,
+    isError: outcome.isError,
+    ref: await deps.store.put(block),
+    preview: outcome.content.length > PREVIEW_CHARS ? `${outcome.content.slice(0, PREVIEW_CHARS)}…` : outcome.content,
+    chars: outcome.content.length,
+  };
+  await deps.journal.write(sessionKey, { status: 'completed', toolUseId: toolUse.id, name: toolUse.name, result });
+  return result;
+}

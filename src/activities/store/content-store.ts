@@ -1,0 +1,69 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { ContentRef } from '../../shared/transcript';
+
+const REF_PATTERN = /^sha256:([0-9a-f]{64})$/;
+
+/** A ref that names no stored content, or content that fails its own hash. */
+export class ContentNotFoundError extends Error {
+  override readonly name = 'ContentNotFoundError';
+  constructor(readonly ref: string, readonly root: string) {
+    super(
+      `Content ${ref} is not in the transcript store at ${root}. Workers of one job must share the store ` +
+        `(set DURABLE_AGENT_HOME to the same directory, or a shared volume, on every worker).`,
+    );
+  }
+}
+
+/**
+ * Content-addressed JSON storage on the local file system: the home of transcripts and large tool
+ * results, so workflow history holds references instead of content. Writes are idempotent (same
+ * content, same address) and atomic (write to a temporary name, then rename).
+ */
+export class FileContentStore {
+  private readonly cache = new Map<ContentRef, unknown>();
+
+  constructor(readonly root: string, private readonly cacheLimit = 2_000) {}
+
+  async put(value: unknown): Promise<ContentRef> {
+    const body = JSON.stringify(value);
+    const hex = createHash('sha256').update(body).digest('hex');
+    const ref = `sha256:${hex}`;
+    const file = this.fileFor(hex);
+    await mkdir(path.dirname(file), { recursive: true });
+    const temp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
+    await writeFile(temp, body);
+    await rename(temp, file);
+    this.remember(ref, JSON.parse(body));
+    return ref;
+  }
+
+  async get<T>(ref: ContentRef): Promise<T> {
+    if (this.cache.has(ref)) return this.cache.get(ref) as T;
+    const match = REF_PATTERN.exec(ref);
+    if (!match?.[1]) throw new ContentNotFoundError(ref, this.root);
+    let body: string;
+    try {
+      body = await readFile(this.fileFor(match[1]), 'utf8');
+    } catch {
+      throw new ContentNotFoundError(ref, this.root);
+    }
+    if (createHash('sha256').update(body).digest('hex') !== match[1]) throw new ContentNotFoundError(ref, this.root);
+    const value = JSON.parse(body) as T;
+    this.remember(ref, value);
+    return value;
+  }
+
+  private fileFor(hex: string): string {
+    return path.join(this.root, 'objects', hex.slice(0, 2), hex.slice(2));
+  }
+
+  private remember(ref: ContentRef, value: unknown): void {
+    this.cache.set(ref, value);
+    if (this.cache.size > this.cacheLimit) {
+      const oldest = this.cache.keys().next().value;
+      if (oldest !== undefined) this.cache.delete(oldest);
+    }
+  }
+}

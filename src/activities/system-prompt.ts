@@ -1,0 +1,77 @@
+import { execFile } from 'node:child_process';
+import { readFile, stat } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { ApplicationFailure } from '@temporalio/common';
+import type { BuildSystemPromptInput, BuildSystemPromptResult } from '../shared/activity-types';
+import type { FileContentStore } from './store/content-store';
+
+const run = promisify(execFile);
+/** CLAUDE.md beyond this is cut: it is instructions, not a corpus. */
+const MEMORY_FILE_LIMIT = 40_000;
+const GIT_STATUS_LIMIT = 2_000;
+
+export interface SystemPromptDeps {
+  store: FileContentStore;
+  clock: () => Date;
+}
+
+/**
+ * Describe the environment to the model: workspace, platform, date, git branch and status, and the
+ * workspace's CLAUDE.md. Runs once per job; the prompt is stored and referenced by every model call.
+ */
+export async function buildSystemPrompt(
+  deps: SystemPromptDeps,
+  input: BuildSystemPromptInput,
+): Promise<BuildSystemPromptResult> {
+  const workspace = path.resolve(input.workspace);
+  const info = await stat(workspace).catch(() => undefined);
+  if (!info?.isDirectory()) {
+    throw ApplicationFailure.create({
+      message: `Workspace ${workspace} is not a directory on worker ${os.hostname()}; start the job with --cwd pointing at a directory this worker can see.`,
+      type: 'workspace_missing',
+      nonRetryable: true,
+    });
+  }
+  const git = await gitContext(workspace);
+  const memory = await readMemoryFile(workspace);
+  const sections = [
+    'You are a coding agent working in a user\'s repository through tools. Use the tools to inspect and change ' +
+      'files and to run commands; answer concisely once the task is done. Paths you pass to tools are relative to ' +
+      'the workspace unless absolute, and must stay inside it.',
+    [
+      '# Environment',
+      `Workspace: ${workspace}`,
+      `Platform: ${process.platform} (${os.release()})`,
+      `Date: ${deps.clock().toISOString().slice(0, 10)}`,
+      `Model: ${input.model}`,
+      git ?? 'Git: not a git repository',
+    ].join('\n'),
+  ];
+  if (memory) sections.push(`# Project instructions (CLAUDE.md)\n${memory}`);
+  if (input.appendSystemPrompt?.trim()) sections.push(input.appendSystemPrompt.trim());
+  const prompt = sections.join('\n\n');
+  return { ref: await deps.store.put(prompt), chars: prompt.length };
+}
+
+async function gitContext(workspace: string): Promise<string | undefined> {
+  try {
+    const options = { cwd: workspace, timeout: 10_000 };
+    const branch = (await run('git', ['rev-parse', '--abbrev-ref', 'HEAD'], options)).stdout.trim();
+    const status = (await run('git', ['status', '--short'], options)).stdout.trim();
+    const clipped = status.length > GIT_STATUS_LIMIT ? `${status.slice(0, GIT_STATUS_LIMIT)}\n… (status cut)` : status;
+    return `Git branch: ${branch}\nGit status:\n${clipped || '(clean)'}`;
+  } catch {
+    return undefined;
+  }
+}
+
+async function readMemoryFile(workspace: string): Promise<string | undefined> {
+  try {
+    const text = await readFile(path.join(workspace, 'CLAUDE.md'), 'utf8');
+    return text.length > MEMORY_FILE_LIMIT ? `${text.slice(0, MEMORY_FILE_LIMIT)}\n… (CLAUDE.md cut)` : text.trim();
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,174 @@
+import { Command, InvalidArgumentError } from 'commander';
+import type { Terminal } from '../shared/terminal';
+import { abortSignal, DEFAULT_TASK_QUEUE, setMaxTurnsSignal, snapshotQuery, userMessageSignal } from '../workflows/definitions';
+import { dataHome } from './config';
+import { connect } from './connect';
+import type { Connected } from './connect';
+import { runDemo } from './demo';
+import { stopEmbedded } from './embedded';
+import { follow, newJobId, startOrAttach } from './jobs';
+import { exitCodeFor, formatSnapshot, formatTerminal, stdoutOutput } from './render';
+import { buildSessionInput, parsePositiveInt } from './session-options';
+import type { RunFlags } from './session-options';
+
+/** Runs `fn` with a Temporal connection and closes it afterwards. */
+async function withClient<T>(withWorker: boolean, fn: (connected: Connected) => Promise<T>): Promise<T> {
+  const connected = await connect({ withWorker });
+  try {
+    return await fn(connected);
+  } finally {
+    await connected.connection.close();
+  }
+}
+
+function printTerminal(terminal: Terminal, json: boolean): void {
+  if (json) stdoutOutput.write(JSON.stringify(terminal, null, 2));
+  else {
+    if (terminal.finalText) stdoutOutput.write(`\n${terminal.finalText}`);
+    stdoutOutput.write(`\n${formatTerminal(terminal)}`);
+  }
+  process.exitCode = exitCodeFor(terminal);
+}
+
+export function buildProgram(): Command {
+  const program = new Command('durable-agent')
+    .description("Claude Code's agent loop as a durable Temporal workflow")
+    .showHelpAfterError();
+
+  program
+    .command('run')
+    .description('start a job (or attach to the running job with the same --job-id) and follow it')
+    .argument('<prompt>', 'what the agent should do')
+    .option('--cwd <dir>', 'workspace the agent works in', process.cwd())
+    .option('--job-id <id>', 'name of the job (its workflow id); a running job with this id is attached to')
+    .option('--model <model>', 'model (default: $ANTHROPIC_MODEL or claude-sonnet-5-5)')
+    .option('--fallback-model <model>', 'model to switch to after repeated overload')
+    .option('--max-turns <n>', 'stop before turn n+1', (v) => parsePositiveInt(v, '--max-turns'))
+    .option('--max-tokens <n>', 'output tokens per model call', (v) => parsePositiveInt(v, '--max-tokens'))
+    .option('--append-system-prompt <text>', 'text added to the system prompt')
+    .option('--tools <names>', 'comma-separated tools to offer (default: all)')
+    .option('--task-queue <name>', 'task queue of the workers', DEFAULT_TASK_QUEUE)
+    .option('--detach', 'start the job and return without following it')
+    .option('--json', 'print the Terminal as JSON')
+    .action(async (prompt: string, flags: RunFlags & { jobId?: string; taskQueue: string; detach?: boolean; json?: boolean }) => {
+      const input = buildSessionInput(prompt, flags);
+      const jobId = flags.jobId ?? newJobId();
+      await withClient(true, async ({ client, description }) => {
+        const outcome = await startOrAttach(client, jobId, input, flags.taskQueue);
+        if (outcome.kind === 'finished') {
+          process.stderr.write(`job ${jobId} already ended (${outcome.status}); its result:\n`);
+          printTerminal(await outcome.handle.result(), flags.json ?? false);
+          return;
+        }
+        process.stderr.write(`${outcome.kind === 'started' ? 'started' : 'attached to running'} job ${jobId} on ${description}\n`);
+        if (flags.detach) {
+          stdoutOutput.write(jobId);
+          return;
+        }
+        printTerminal(await follow(outcome.handle, flags.json ? { write: () => undefined } : stdoutOutput), flags.json ?? false);
+      });
+    });
+
+  program
+    .command('status')
+    .description("show a job's live state: phase, turn, running tools, usage")
+    .argument('<id>', 'job id')
+    .option('--json', 'print the snapshot as JSON')
+    .action(async (id: string, flags: { json?: boolean }) => {
+      await withClient(true, async ({ client }) => {
+        const handle = client.workflow.getHandle(id);
+        const description = await handle.describe();
+        const snapshot = await handle.query(snapshotQuery, Number.MAX_SAFE_INTEGER);
+        if (flags.json) stdoutOutput.write(JSON.stringify({ status: description.status.name, ...snapshot }, null, 2));
+        else stdoutOutput.write(`${formatSnapshot(id, snapshot)}\n  workflow status: ${description.status.name}`);
+      });
+    });
+
+  program
+    .command('abort')
+    .description('stop a job: cancels its model call or tools')
+    .argument('<id>', 'job id')
+    .option('--reason <text>', 'recorded in the Terminal')
+    .action(async (id: string, flags: { reason?: string }) => {
+      await withClient(false, async ({ client }) => {
+        await client.workflow.getHandle(id).signal(abortSignal, flags.reason);
+        stdoutOutput.write(`abort sent to ${id}`);
+      });
+    });
+
+  program
+    .command('max-turns')
+    .description("change a running job's turn limit")
+    .argument('<id>', 'job id')
+    .argument('<n>', 'new limit', (v) => parsePositiveInt(v, 'the turn limit'))
+    .action(async (id: string, n: number) => {
+      await withClient(false, async ({ client }) => {
+        await client.workflow.getHandle(id).signal(setMaxTurnsSignal, n);
+        stdoutOutput.write(`maxTurns of ${id} set to ${n}`);
+      });
+    });
+
+  program
+    .command('send')
+    .description('queue more instructions; they join the conversation at the next turn boundary')
+    .argument('<id>', 'job id')
+    .argument('<text>', 'the message')
+    .action(async (id: string, text: string) => {
+      if (!text.trim()) throw new InvalidArgumentError('The message is empty.');
+      await withClient(false, async ({ client }) => {
+        await client.workflow.getHandle(id).signal(userMessageSignal, text);
+        stdoutOutput.write(`message queued for ${id}`);
+      });
+    });
+
+  program
+    .command('result')
+    .description("wait for a job's end and print its Terminal")
+    .argument('<id>', 'job id')
+    .option('--json', 'print the Terminal as JSON')
+    .action(async (id: string, flags: { json?: boolean }) => {
+      await withClient(true, async ({ client }) => {
+        printTerminal(await client.workflow.getHandle<() => Promise<Terminal>>(id).result(), flags.json ?? false);
+      });
+    });
+
+  program
+    .command('worker')
+    .description('run a worker in the foreground (needs TEMPORAL_ADDRESS, or uses the embedded server)')
+    .option('--task-queue <name>', 'task queue to poll', DEFAULT_TASK_QUEUE)
+    .action(async (flags: { taskQueue: string }) => {
+      const env: NodeJS.ProcessEnv = { ...process.env, DURABLE_AGENT_TASK_QUEUE: flags.taskQueue };
+      if (!env.TEMPORAL_ADDRESS) {
+        const { ensureEmbeddedServer } = await import('./embedded');
+        env.TEMPORAL_ADDRESS = (await ensureEmbeddedServer()).address;
+      }
+      const { runWorker } = await import('../worker/main');
+      await runWorker(env);
+    });
+
+  program
+    .command('stop')
+    .description('stop the embedded Temporal server and background worker (jobs stay on disk)')
+    .action(async () => {
+      const stopped = await stopEmbedded();
+      stdoutOutput.write(stopped.length ? `stopped ${stopped.join(', ')}` : `nothing running under ${dataHome()}`);
+    });
+
+  program
+    .command('demo')
+    .description('run the bundled example: check the login module of a small repository')
+    .action(async () => {
+      process.exitCode = exitCodeFor(await runDemo(stdoutOutput));
+    });
+
+  return program;
+}
+
+export async function main(argv: string[]): Promise<void> {
+  try {
+    await buildProgram().parseAsync(argv);
+  } catch (error) {
+    process.stderr.write(`durable-agent: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+  }
+}

@@ -1,0 +1,46 @@
+import { Client, Connection } from '@temporalio/client';
+import { temporalTargetFromEnv } from './config';
+import { ensureEmbeddedServer, ensureEmbeddedWorker } from './embedded';
+
+export interface Connected {
+  client: Client;
+  connection: Connection;
+  /** host:port of the Temporal frontend. */
+  address: string;
+  /** Where the jobs live, for messages to the user. */
+  description: string;
+  embedded: boolean;
+}
+
+/**
+ * A Temporal client for the cluster in `TEMPORAL_ADDRESS`, or, with none set, for the embedded dev
+ * server (started on demand, with a background worker beside it when `withWorker` is true).
+ */
+export async function connect(options: { withWorker: boolean; env?: NodeJS.ProcessEnv }): Promise<Connected> {
+  const env = options.env ?? process.env;
+  const target = temporalTargetFromEnv(env);
+  if (target) {
+    const connection = await Connection.connect({
+      address: target.address,
+      ...(target.tls ? { tls: target.tls } : {}),
+      ...(target.apiKey ? { apiKey: target.apiKey } : {}),
+    });
+    return {
+      client: new Client({ connection, namespace: target.namespace }),
+      connection,
+      address: target.address,
+      description: `${target.address} (namespace ${target.namespace})`,
+      embedded: false,
+    };
+  }
+  const server = await ensureEmbeddedServer();
+  if (options.withWorker) await ensureEmbeddedWorker(server);
+  const connection = await Connection.connect({ address: server.address });
+  return {
+    client: new Client({ connection, namespace: 'default' }),
+    connection,
+    address: server.address,
+    description: `embedded Temporal server ${server.address} (UI ${server.uiUrl})`,
+    embedded: true,
+  };
+}

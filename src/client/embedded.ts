@@ -1,0 +1,158 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { packageRoot } from '../worker/package-root';
+import { dataHome } from './config';
+import { freePort, isListening, isProcessAlive } from './free-port';
+import { findTemporalBinary } from './temporal-binary';
+
+/** A background process durable-agent started and may reuse: the embedded server or worker. */
+interface ProcessRecord {
+  pid: number;
+  port?: number;
+  uiPort?: number;
+  startedAt: string;
+}
+
+const SERVER_RECORD = 'embedded-server.json';
+const WORKER_RECORD = 'embedded-worker.json';
+
+function readRecord(home: string, name: string): ProcessRecord | undefined {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(home, name), 'utf8')) as ProcessRecord;
+  } catch {
+    return undefined;
+  }
+}
+
+function writeRecord(home: string, name: string, record: ProcessRecord): void {
+  fs.writeFileSync(path.join(home, name), JSON.stringify(record, null, 2));
+}
+
+/**
+ * Hold a lock (a directory created atomically) while deciding whether to start a background
+ * process, so two `durable-agent run` calls at once do not start two servers.
+ */
+async function withLock<T>(home: string, fn: () => Promise<T>): Promise<T> {
+  const lock = path.join(home, 'embedded.lock');
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      fs.mkdirSync(lock);
+      break;
+    } catch {
+      const age = Date.now() - (fs.statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
+      if (age > 60_000) fs.rmSync(lock, { recursive: true, force: true });
+      else if (Date.now() > deadline) throw new Error(`Timed out waiting for ${lock}; remove it if no durable-agent is starting.`);
+      await sleep(200);
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    fs.rmSync(lock, { recursive: true, force: true });
+  }
+}
+
+export interface EmbeddedServer {
+  address: string;
+  uiUrl: string;
+  pid: number;
+}
+
+/**
+ * The embedded Temporal dev server: reuse the running one, or start `temporal server start-dev`
+ * in the background with its database under the data directory, so jobs survive its restarts.
+ */
+export async function ensureEmbeddedServer(home = dataHome()): Promise<EmbeddedServer> {
+  fs.mkdirSync(path.join(home, 'logs'), { recursive: true });
+  return withLock(home, async () => {
+    const known = readRecord(home, SERVER_RECORD);
+    if (known?.port && isProcessAlive(known.pid) && (await isListening(known.port))) {
+      return { address: `127.0.0.1:${known.port}`, uiUrl: `http://127.0.0.1:${known.uiPort}`, pid: known.pid };
+    }
+    const binary = findTemporalBinary();
+    const port = known?.port && !(await isListening(known.port)) ? known.port : await freePort();
+    const uiPort = await freePort();
+    const log = fs.openSync(path.join(home, 'logs', 'temporal-server.log'), 'a');
+    const child = spawn(
+      binary,
+      [
+        'server',
+        'start-dev',
+        '--db-filename',
+        path.join(home, 'temporal.db'),
+        '--ip',
+        '127.0.0.1',
+        '--port',
+        String(port),
+        '--ui-port',
+        String(uiPort),
+        '--log-level',
+        'warn',
+      ],
+      { detached: true, stdio: ['ignore', log, log] },
+    );
+    child.unref();
+    fs.closeSync(log);
+    if (child.pid === undefined) throw new Error(`Could not start ${binary}`);
+    writeRecord(home, SERVER_RECORD, { pid: child.pid, port, uiPort, startedAt: new Date().toISOString() });
+    const deadline = Date.now() + 60_000;
+    while (!(await isListening(port))) {
+      if (!isProcessAlive(child.pid) || Date.now() > deadline) {
+        throw new Error(`The embedded Temporal server did not start; see ${path.join(home, 'logs', 'temporal-server.log')}`);
+      }
+      await sleep(200);
+    }
+    return { address: `127.0.0.1:${port}`, uiUrl: `http://127.0.0.1:${uiPort}`, pid: child.pid };
+  });
+}
+
+/**
+ * A background worker for the embedded server, started if none is running. It inherits this
+ * shell's environment (so `ANTHROPIC_API_KEY` set here reaches it) and logs under the data directory.
+ */
+export async function ensureEmbeddedWorker(server: EmbeddedServer, home = dataHome()): Promise<{ pid: number; started: boolean }> {
+  return withLock(home, async () => {
+    const known = readRecord(home, WORKER_RECORD);
+    if (known && isProcessAlive(known.pid) && known.port === Number(server.address.split(':')[1])) {
+      return { pid: known.pid, started: false };
+    }
+    const log = fs.openSync(path.join(home, 'logs', 'worker.log'), 'a');
+    const child = spawn(process.execPath, [path.join(packageRoot(), 'dist', 'src', 'worker', 'main.js')], {
+      detached: true,
+      stdio: ['ignore', log, log],
+      env: { ...process.env, TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: 'default', DURABLE_AGENT_HOME: home },
+    });
+    child.unref();
+    fs.closeSync(log);
+    if (child.pid === undefined) throw new Error('Could not start the background worker');
+    writeRecord(home, WORKER_RECORD, {
+      pid: child.pid,
+      port: Number(server.address.split(':')[1]),
+      startedAt: new Date().toISOString(),
+    });
+    return { pid: child.pid, started: true };
+  });
+}
+
+/** Stop the embedded server and worker, if running. Jobs stay in the database for next time. */
+export async function stopEmbedded(home = dataHome()): Promise<string[]> {
+  const stopped: string[] = [];
+  for (const [name, label] of [
+    [WORKER_RECORD, 'worker'],
+    [SERVER_RECORD, 'Temporal server'],
+  ] as const) {
+    const record = readRecord(home, name);
+    if (record && isProcessAlive(record.pid)) {
+      process.kill(record.pid, 'SIGTERM');
+      const deadline = Date.now() + 10_000;
+      while (isProcessAlive(record.pid) && Date.now() < deadline) await sleep(100);
+      if (isProcessAlive(record.pid)) process.kill(record.pid, 'SIGKILL');
+      stopped.push(`${label} (pid ${record.pid})`);
+    }
+    fs.rmSync(path.join(home, name), { force: true });
+  }
+  return stopped;
+}

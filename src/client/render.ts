@@ -1,0 +1,83 @@
+import type { SessionEvent, SessionSnapshot } from '../shared/session';
+import type { Terminal } from '../shared/terminal';
+
+/** Where the CLI writes; tests capture it. */
+export interface Output {
+  write(line: string): void;
+}
+
+export const stdoutOutput: Output = { write: (line) => process.stdout.write(`${line}\n`) };
+
+const clip = (text: string, max: number) => {
+  const oneLine = text.replace(/\s+/g, ' ').trim();
+  return oneLine.length > max ? `${oneLine.slice(0, max - 1)}…` : oneLine;
+};
+
+/** Prints a job's progress events: a header per turn, each tool call and result, the model's text. */
+export class EventPrinter {
+  private lastTurn = 0;
+  lastSeq = 0;
+
+  constructor(private readonly out: Output) {}
+
+  print(events: SessionEvent[]): void {
+    for (const event of events) {
+      if (event.seq <= this.lastSeq) continue;
+      this.lastSeq = event.seq;
+      if (event.turn !== this.lastTurn && event.kind !== 'notice') {
+        this.lastTurn = event.turn;
+        this.out.write(`\n── turn ${event.turn} ──`);
+      }
+      switch (event.kind) {
+        case 'assistant_text':
+          this.out.write(event.text);
+          break;
+        case 'tool_call':
+          this.out.write(`→ ${event.name} ${clip(event.input, 160)}`);
+          break;
+        case 'tool_result':
+          this.out.write(`${event.isError ? '✗' : '←'} ${event.name}: ${clip(event.preview, 200)}`);
+          break;
+        case 'notice':
+          this.out.write(`· ${event.text}`);
+          break;
+      }
+    }
+  }
+}
+
+export function formatUsage(usage: Terminal['usage']): string {
+  return (
+    `tokens in ${usage.input_tokens} / out ${usage.output_tokens}` +
+    ` (cache read ${usage.cache_read_input_tokens}, cache write ${usage.cache_creation_input_tokens})`
+  );
+}
+
+export function formatTerminal(terminal: Terminal): string {
+  const turns = `${terminal.turnCount} turn${terminal.turnCount === 1 ? '' : 's'}`;
+  const detail = terminal.detail ? ` — ${terminal.detail}` : '';
+  return `Terminal: ${terminal.reason} after ${turns}${detail}\n  ${formatUsage(terminal.usage)} · model ${terminal.model}`;
+}
+
+export function formatSnapshot(id: string, snapshot: SessionSnapshot): string {
+  const lines = [
+    `job ${id}: ${snapshot.phase}${snapshot.abortRequested && snapshot.phase !== 'finished' ? ' (abort requested)' : ''}`,
+    `  turn ${snapshot.turnCount}${snapshot.maxTurns !== undefined ? ` of at most ${snapshot.maxTurns}` : ''} · model ${snapshot.model}`,
+    `  ${formatUsage(snapshot.usage)}`,
+  ];
+  if (snapshot.runningTools.length > 0) {
+    lines.push(`  running: ${snapshot.runningTools.map((tool) => `${tool.name} (${tool.toolUseId})`).join(', ')}`);
+  }
+  if (snapshot.queuedUserMessages > 0) lines.push(`  queued user messages: ${snapshot.queuedUserMessages}`);
+  if (snapshot.lastAssistantText) lines.push(`  last reply: ${clip(snapshot.lastAssistantText, 300)}`);
+  if (snapshot.terminal) lines.push(`  ${formatTerminal(snapshot.terminal).replace('\n', '\n  ')}`);
+  return lines.join('\n');
+}
+
+/** Exit status of `run` and `result`, so CI can tell outcomes apart. */
+export function exitCodeFor(terminal: Terminal): number {
+  if (terminal.reason === 'completed') return 0;
+  if (terminal.reason === 'max_turns') return 2;
+  if (terminal.reason === 'aborted_streaming' || terminal.reason === 'aborted_tools') return 3;
+  return 1;
+}

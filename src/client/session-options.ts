@@ -1,0 +1,50 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { InvalidArgumentError } from 'commander';
+import type { SessionInput } from '../shared/session';
+import { getToolDefinition } from '../shared/tools';
+import { DEFAULT_MODEL } from './config';
+
+/** `run`'s flags, as commander hands them over. */
+export interface RunFlags {
+  cwd?: string;
+  model?: string;
+  fallbackModel?: string;
+  maxTurns?: number;
+  maxTokens?: number;
+  appendSystemPrompt?: string;
+  tools?: string;
+}
+
+export function parsePositiveInt(value: string, name = 'value'): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`${name} must be a whole number of 1 or more (got "${value}").`);
+  return n;
+}
+
+/**
+ * Check a job's settings before anything starts and build its input. Every problem is reported
+ * with what is wrong and how to fix it; no model call is made for a job that cannot run.
+ */
+export function buildSessionInput(prompt: string, flags: RunFlags, env: NodeJS.ProcessEnv = process.env): SessionInput {
+  if (!prompt.trim()) throw new InvalidArgumentError('The prompt is empty: say what the agent should do, e.g. durable-agent run "Check the login module".');
+  const workspace = path.resolve(flags.cwd ?? process.cwd());
+  const stat = fs.statSync(workspace, { throwIfNoEntry: false });
+  if (!stat?.isDirectory()) throw new InvalidArgumentError(`--cwd ${workspace} is not a directory: point it at the repository the agent should work in.`);
+  const tools = flags.tools
+    ?.split(',')
+    .map((name) => name.trim())
+    .filter(Boolean);
+  const unknown = tools?.filter((name) => !getToolDefinition(name));
+  if (unknown?.length) throw new InvalidArgumentError(`Unknown tool(s) in --tools: ${unknown.join(', ')}.`);
+  return {
+    prompt,
+    workspace: fs.realpathSync(workspace),
+    model: flags.model ?? env.ANTHROPIC_MODEL ?? DEFAULT_MODEL,
+    ...(flags.fallbackModel ? { fallbackModel: flags.fallbackModel } : {}),
+    ...(flags.maxTurns !== undefined ? { maxTurns: flags.maxTurns } : {}),
+    ...(flags.maxTokens !== undefined ? { maxTokens: flags.maxTokens } : {}),
+    ...(flags.appendSystemPrompt ? { appendSystemPrompt: flags.appendSystemPrompt } : {}),
+    ...(tools ? { tools } : {}),
+  };
+}

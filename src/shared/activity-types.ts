@@ -1,0 +1,83 @@
+import type { AssistantMessage, ToolUseBlock, Usage } from './messages';
+import type { ContentRef, PendingUserMessage, TranscriptRef } from './transcript';
+
+/**
+ * Inputs and results of the activities, declared apart from their implementations so the
+ * workflow can name them without importing anything that does I/O.
+ */
+
+/** Identifies one job across continue-as-new: workflow id plus the first run's id. */
+export type SessionKey = string;
+
+export interface CallModelInput {
+  sessionKey: SessionKey;
+  transcript: TranscriptRef;
+  /** Messages to write into the transcript before the call (tool results, user input). */
+  append: PendingUserMessage[];
+  systemPromptRef: ContentRef;
+  model: string;
+  maxTokens: number;
+  tools: string[];
+  /** When true, repeated overload fails fast so the workflow can switch to the fallback model. */
+  fallbackAvailable: boolean;
+}
+
+export interface CallModelResult {
+  message: AssistantMessage;
+  usage: Usage;
+  stopReason: string | null;
+  model: string;
+  /** The transcript with `append` and the assistant message written into it. */
+  transcript: TranscriptRef;
+  /** The transcript with only `append` written: what a retry of this turn starts from. */
+  transcriptBeforeReply: TranscriptRef;
+}
+
+export interface RunToolInput {
+  sessionKey: SessionKey;
+  workspace: string;
+  toolUse: ToolUseBlock;
+}
+
+/** A tool's result as the workflow keeps it: the content itself is in the store. */
+export interface ToolRunResult {
+  toolUseId: string;
+  isError: boolean;
+  ref: ContentRef;
+  preview: string;
+  chars: number;
+}
+
+export interface BuildSystemPromptInput {
+  workspace: string;
+  model: string;
+  appendSystemPrompt?: string;
+}
+
+export interface BuildSystemPromptResult {
+  ref: ContentRef;
+  chars: number;
+}
+
+export interface CommitTranscriptInput {
+  transcript: TranscriptRef;
+  append: PendingUserMessage[];
+}
+
+/** Failure types the model-call activity raises; the workflow's recovery decisions key on them. */
+export const MODEL_FAILURE_TYPES = {
+  promptTooLong: 'prompt_too_long',
+  invalidRequest: 'invalid_request',
+  authentication: 'authentication',
+  permission: 'permission',
+  notFound: 'not_found',
+  requestTooLarge: 'request_too_large',
+  rateLimited: 'rate_limited',
+  overloaded: 'overloaded',
+  overloadedFallback: 'overloaded_fallback',
+  apiError: 'api_error',
+  connection: 'connection',
+  streamStalled: 'stream_stalled',
+  configuration: 'configuration',
+} as const;
+export type ModelFailureType = (typeof MODEL_FAILURE_TYPES)[keyof typeof MODEL_FAILURE_TYPES];

@@ -1,0 +1,54 @@
+import type { Usage } from './messages';
+
+/** Why the loop ended. Every ending is one of these (DESIGN.md invariant 5). */
+export const TERMINAL_REASONS = [
+  'completed',
+  'max_turns',
+  'aborted_streaming',
+  'aborted_tools',
+  'stop_hook_prevented',
+  'prompt_too_long',
+  'model_error',
+  'budget_exhausted',
+  'blocking_limit',
+] as const;
+export type TerminalReason = (typeof TERMINAL_REASONS)[number];
+
+/** Why the loop went round again; recorded on the State at each continue site. */
+export const TRANSITION_REASONS = [
+  'next_turn',
+  'collapse_drain_retry',
+  'reactive_compact_retry',
+  'max_output_tokens_escalate',
+  'max_output_tokens_recovery',
+  'stop_hook_blocking',
+  'token_budget_continuation',
+  'fallback_model',
+] as const;
+export type TransitionReason = (typeof TRANSITION_REASONS)[number];
+
+export interface Transition {
+  reason: TransitionReason;
+}
+
+/** A tool call the permission layer or the scheduler refused; listed on the Terminal. */
+export interface ToolCallSummary {
+  toolUseId: string;
+  name: string;
+  isError: boolean;
+  preview: string;
+}
+
+/** The result of an `agentSession` workflow: what `query()` returns in the seed, plus accounting. */
+export interface Terminal {
+  reason: TerminalReason;
+  turnCount: number;
+  finalText: string;
+  usage: Usage;
+  model: string;
+  /** A human-readable detail for non-completed endings (the model error, the abort source, ...). */
+  detail?: string;
+  /** Reference to the full transcript in the store, for export and inspection. */
+  transcriptHead: string | null;
+  messageCount: number;
+}

@@ -1,0 +1,17 @@
+import { defineQuery, defineSignal } from '@temporalio/workflow';
+import type { SessionSnapshot } from '../shared/session';
+
+/** The Temporal task queue the worker polls unless told otherwise. */
+export const DEFAULT_TASK_QUEUE = 'durable-agent';
+
+/** Stop the job: cancels the running model call or tools; the Terminal says where it stopped. */
+export const abortSignal = defineSignal<[reason?: string]>('abort');
+
+/** Change the turn limit of a running job; checked before the next turn starts. */
+export const setMaxTurnsSignal = defineSignal<[maxTurns: number]>('setMaxTurns');
+
+/** Queue text from the user; it joins the conversation at the next turn boundary. */
+export const userMessageSignal = defineSignal<[text: string]>('userMessage');
+
+/** A live view of the job. `sinceSeq` returns only events with a greater sequence number. */
+export const snapshotQuery = defineQuery<SessionSnapshot, [sinceSeq?: number]>('snapshot');

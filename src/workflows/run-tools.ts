@@ -1,0 +1,124 @@
+import { CancellationScope, isCancellation } from '@temporalio/workflow';
+import type { ToolRunResult } from '../shared/activity-types';
+import type { ToolUseBlock } from '../shared/messages';
+import { classifyToolUse } from '../shared/tool-definition';
+import { getToolDefinition } from '../shared/tools';
+import type { ToolResultBlock } from '../shared/messages';
+import type { ToolResultRef } from '../shared/transcript';
+
+/** One tool_use's outcome, in the form the next model call needs. */
+export type ToolResultEntry = ToolResultRef | ToolResultBlock;
+
+export interface RunToolsOutcome {
+  /** Results in the order the model asked for them. */
+  results: ToolResultEntry[];
+  /** True when an abort stopped at least one call. */
+  aborted: boolean;
+}
+
+export interface RunToolsHooks {
+  runTool(toolUse: ToolUseBlock): Promise<ToolRunResult>;
+  onStart(toolUse: ToolUseBlock): void;
+  onFinish(toolUse: ToolUseBlock, result: ToolResultEntry, preview: string): void;
+  isAborted(): boolean;
+}
+
+type Tracked = {
+  block: ToolUseBlock;
+  concurrencySafe: boolean;
+  status: 'queued' | 'executing' | 'done';
+  result?: ToolResultEntry;
+};
+
+const BASH = 'Bash';
+
+/**
+ * The seed's StreamingToolExecutor as a workflow step: concurrency-safe calls run together, any
+ * other call runs alone, results keep request order, and a failing Bash cancels its siblings
+ * (Bash commands often depend on each other; one failed step makes the rest pointless).
+ */
+export async function runTools(toolUseBlocks: ToolUseBlock[], hooks: RunToolsHooks): Promise<RunToolsOutcome> {
+  const tools: Tracked[] = toolUseBlocks.map((block) => ({
+    block,
+    concurrencySafe: classifyToolUse(getToolDefinition(block.name), block.input).concurrencySafe,
+    status: 'queued',
+  }));
+  const siblings = new CancellationScope();
+  const executing = new Map<Tracked, Promise<void>>();
+  let erroredBash: string | undefined;
+
+  const canExecute = (tool: Tracked): boolean => {
+    const running = tools.filter((t) => t.status === 'executing');
+    return running.length === 0 || (tool.concurrencySafe && running.every((t) => t.concurrencySafe));
+  };
+
+  const finish = (tool: Tracked, result: ToolResultEntry, preview: string) => {
+    tool.status = 'done';
+    tool.result = result;
+    hooks.onFinish(tool.block, result, preview);
+  };
+
+  const start = (tool: Tracked) => {
+    tool.status = 'executing';
+    hooks.onStart(tool.block);
+    const run = siblings
+      .run(() => hooks.runTool(tool.block))
+      .then(
+        (result) => {
+          finish(tool, toRef(result), result.preview);
+          if (tool.block.name === BASH && result.isError && erroredBash === undefined) {
+            erroredBash = describe(tool.block);
+            siblings.cancel();
+          }
+        },
+        (error: unknown) => {
+          if (!isCancellation(error)) throw error;
+          const text = hooks.isAborted()
+            ? 'Interrupted by user: the tool call was cancelled before it finished.'
+            : `Cancelled: a parallel tool call ${erroredBash ?? 'Bash'} failed, so this call was stopped.`;
+          finish(tool, syntheticError(tool.block.id, text), text);
+        },
+      )
+      .finally(() => executing.delete(tool));
+    executing.set(tool, run);
+  };
+
+  for (;;) {
+    for (const tool of tools) {
+      if (tool.status !== 'queued') continue;
+      if (hooks.isAborted() || erroredBash !== undefined) break;
+      if (!canExecute(tool)) break; // later calls wait: results must not overtake a writer
+      start(tool);
+    }
+    if (executing.size === 0) break;
+    await Promise.race(executing.values());
+  }
+
+  for (const tool of tools) {
+    if (tool.status !== 'queued') continue;
+    const text = hooks.isAborted()
+      ? 'Interrupted by user: the tool call never started.'
+      : `Cancelled: a parallel tool call ${erroredBash ?? 'Bash'} failed, so this call did not run.`;
+    finish(tool, syntheticError(tool.block.id, text), text);
+  }
+
+  return {
+    results: tools.map((tool) => tool.result as ToolResultEntry),
+    aborted: hooks.isAborted(),
+  };
+}
+
+function toRef(result: ToolRunResult): ToolResultRef {
+  return { type: 'tool_result_ref', tool_use_id: result.toolUseId, ref: result.ref, is_error: result.isError };
+}
+
+/** A tool_result the workflow writes itself, for a call that never produced one. */
+export function syntheticError(toolUseId: string, text: string): ToolResultBlock {
+  return { type: 'tool_result', tool_use_id: toolUseId, content: text, is_error: true };
+}
+
+function describe(block: ToolUseBlock): string {
+  const input = block.input as { command?: unknown } | null;
+  const command = typeof input?.command === 'string' ? input.command : '';
+  return command ? `Bash(${command.length > 60 ? `${command.slice(0, 60)}…` : command})` : block.name;
+}

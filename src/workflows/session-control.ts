@@ -1,0 +1,127 @@
+import { CancellationScope, setHandler } from '@temporalio/workflow';
+import type { Terminal } from '../shared/terminal';
+import type { NewSessionEvent, ResumeState, SessionEvent, SessionPhase, SessionSnapshot, State } from '../shared/session';
+import { abortSignal, setMaxTurnsSignal, snapshotQuery, userMessageSignal } from './definitions';
+
+/** How many progress events a job keeps in memory for `status`; older ones are dropped. */
+const EVENT_LOG_LIMIT = 500;
+/** How much of an assistant reply or tool result an event keeps. */
+const EVENT_PREVIEW_CHARS = 2_000;
+
+/**
+ * Everything that reaches a running job from outside (signals, queries) and the progress log the
+ * CLI renders. The loop reads it at turn boundaries; the handlers only record.
+ */
+export class SessionControl {
+  maxTurns: number | undefined;
+  abortReason: string | undefined;
+  readonly inbox: string[];
+  phase: SessionPhase = 'starting';
+  readonly runningTools = new Map<string, string>();
+  terminal: Terminal | undefined;
+  private events: SessionEvent[];
+  private nextSeq: number;
+  /** Cancelled by `abort`; the loop runs each turn's model call and tools inside it. */
+  private turnScope: CancellationScope | undefined;
+  /** The workflow's root scope: plain Temporal cancellation of the job cancels it. */
+  private readonly rootScope = CancellationScope.current();
+
+  constructor(
+    maxTurns: number | undefined,
+    resume: ResumeState | undefined,
+    private readonly currentState: () => State,
+  ) {
+    this.maxTurns = resume ? resume.maxTurns : maxTurns;
+    this.inbox = resume ? [...resume.inbox] : [];
+    this.events = resume ? [...resume.events] : [];
+    this.nextSeq = resume ? resume.nextSeq : 1;
+  }
+
+  install(): void {
+    setHandler(abortSignal, (reason?: string) => {
+      if (this.abortReason !== undefined) return;
+      this.abortReason = reason?.trim() || 'aborted by request';
+      this.turnScope?.cancel();
+    });
+    setHandler(setMaxTurnsSignal, (maxTurns: number) => {
+      // The CLI validates; a malformed signal from another client must not poison the loop.
+      if (Number.isInteger(maxTurns) && maxTurns > 0) {
+        this.maxTurns = maxTurns;
+        this.record({ turn: this.currentState().turnCount, kind: 'notice', text: `maxTurns set to ${maxTurns}` });
+      }
+    });
+    setHandler(userMessageSignal, (text: string) => {
+      if (typeof text === 'string' && text.trim() !== '') this.inbox.push(text);
+    });
+    setHandler(snapshotQuery, (sinceSeq?: number) => this.snapshot(sinceSeq ?? 0));
+  }
+
+  get abortRequested(): boolean {
+    return this.abortReason !== undefined || this.rootScope.consideredCancelled;
+  }
+
+  /** Why the job is stopping, for the Terminal's detail. */
+  get abortDetail(): string {
+    return this.abortReason ?? 'workflow cancelled';
+  }
+
+  /** Runs `fn` in a scope that `abort` cancels. */
+  async runAbortable<T>(fn: () => Promise<T>): Promise<T> {
+    const scope = new CancellationScope();
+    this.turnScope = scope;
+    if (this.abortRequested) scope.cancel();
+    try {
+      return await scope.run(fn);
+    } finally {
+      this.turnScope = undefined;
+    }
+  }
+
+  drainInbox(): string[] {
+    return this.inbox.splice(0, this.inbox.length);
+  }
+
+  record(event: NewSessionEvent): void {
+    const clipped = clipEvent(event);
+    this.events.push({ ...clipped, seq: this.nextSeq++ } as SessionEvent);
+    if (this.events.length > EVENT_LOG_LIMIT) this.events.splice(0, this.events.length - EVENT_LOG_LIMIT);
+  }
+
+  /** What continue-as-new carries over besides the State itself. */
+  carryOver(): Pick<ResumeState, 'maxTurns' | 'inbox' | 'events' | 'nextSeq'> {
+    return { maxTurns: this.maxTurns, inbox: [...this.inbox], events: this.events.slice(-100), nextSeq: this.nextSeq };
+  }
+
+  private snapshot(sinceSeq: number): SessionSnapshot {
+    const state = this.currentState();
+    return {
+      phase: this.phase,
+      turnCount: state.turnCount,
+      maxTurns: this.maxTurns,
+      model: state.model,
+      lastAssistantText: state.lastAssistantText,
+      runningTools: [...this.runningTools].map(([toolUseId, name]) => ({ toolUseId, name })),
+      usage: state.usage,
+      queuedUserMessages: this.inbox.length,
+      abortRequested: this.abortRequested,
+      events: this.events.filter((event) => event.seq > sinceSeq),
+      terminal: this.terminal,
+    };
+  }
+}
+
+function clip(text: string): string {
+  return text.length > EVENT_PREVIEW_CHARS ? `${text.slice(0, EVENT_PREVIEW_CHARS)}…` : text;
+}
+
+function clipEvent(event: NewSessionEvent): NewSessionEvent {
+  switch (event.kind) {
+    case 'assistant_text':
+    case 'notice':
+      return { ...event, text: clip(event.text) };
+    case 'tool_call':
+      return { ...event, input: clip(event.input) };
+    case 'tool_result':
+      return { ...event, preview: clip(event.preview) };
+  }
+}
