@@ -72,3 +72,73 @@ export function sessionInput(workspace: string, overrides: Partial<SessionInput>
 }
 
 export { ScriptedModelServer, type ScriptedSession };
+
+/** A worker in a separate process, as in production: `src/worker/main.ts`, killable with SIGKILL. */
+export interface WorkerProcess {
+  child: import('node:child_process').ChildProcess;
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+export async function spawnWorkerProcess(options: {
+  address: string;
+  taskQueue: string;
+  modelUrl: string;
+  home: string;
+}): Promise<WorkerProcess> {
+  const { spawn } = await import('node:child_process');
+  const root = path.join(__dirname, '..', '..');
+  const child = spawn(
+    process.execPath,
+    ['-r', 'ts-node/register/transpile-only', path.join(root, 'src', 'worker', 'main.ts')],
+    {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: {
+        ...process.env,
+        TEMPORAL_ADDRESS: options.address,
+        TEMPORAL_NAMESPACE: 'default',
+        DURABLE_AGENT_TASK_QUEUE: options.taskQueue,
+        DURABLE_AGENT_HOME: options.home,
+        DURABLE_AGENT_STREAM_IDLE_MS: '5000',
+        ANTHROPIC_API_KEY: 'test-key',
+        ANTHROPIC_BASE_URL: options.modelUrl,
+      },
+    },
+  );
+  let output = '';
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`worker process did not start:\n${output}`)), 60_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('durable-agent worker polling')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`worker process exited with ${code}:\n${output}`));
+    });
+  });
+  return {
+    child,
+    kill: async (signal = 'SIGKILL') => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      await exited;
+    },
+  };
+}
+
+/** Poll `check` until it returns a value, or fail after `timeoutMs`. */
+export async function waitFor<T>(check: () => Promise<T | undefined>, timeoutMs = 30_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

@@ -1,0 +1,147 @@
+/**
+ * Scripted sessions: their zod schema, loading them from JSON, and the lookups the server does
+ * per request (which turn a request is, which fault applies, which reply answers it).
+ */
+import { readFileSync } from 'node:fs';
+import { basename, extname } from 'node:path';
+import { z } from 'zod';
+import type { ScheduledFault, ScriptedReply, ScriptedSession } from './types';
+
+const count = z.number().int().nonnegative();
+const delayMs = z.number().nonnegative();
+
+const textBlockSchema = z.strictObject({ type: z.literal('text'), text: z.string() });
+const toolUseBlockSchema = z.strictObject({
+  type: z.literal('tool_use'),
+  id: z.string().min(1),
+  name: z.string().min(1),
+  // The API always produces a JSON object here; anything else would be an impossible reply.
+  input: z.record(z.string(), z.unknown()),
+});
+
+const replySchema = z.strictObject({
+  content: z.array(z.discriminatedUnion('type', [textBlockSchema, toolUseBlockSchema])),
+  stop_reason: z.enum(['end_turn', 'tool_use', 'max_tokens', 'stop_sequence']).optional(),
+  usage: z
+    .strictObject({
+      input_tokens: count.optional(),
+      output_tokens: count.optional(),
+      cache_creation_input_tokens: count.optional(),
+      cache_read_input_tokens: count.optional(),
+    })
+    .optional(),
+});
+
+const target = { turn: count, attempt: z.number().int().min(1) };
+const faultSchema = z.discriminatedUnion('kind', [
+  z.strictObject({
+    ...target,
+    kind: z.literal('http'),
+    status: z.number().int().min(400).max(599),
+    errorType: z.string().min(1),
+    message: z.string().optional(),
+    retryAfterSeconds: z.number().nonnegative().optional(),
+  }),
+  z.strictObject({
+    ...target,
+    kind: z.literal('stream_error'),
+    afterBlocks: count.optional(),
+    errorType: z.string().min(1),
+    message: z.string().optional(),
+  }),
+  z.strictObject({ ...target, kind: z.literal('drop'), afterBlocks: count.optional() }),
+  z.strictObject({ ...target, kind: z.literal('hang') }),
+]);
+
+const sessionSchema = z
+  .strictObject({
+    name: z.string().optional(),
+    replies: z.array(replySchema),
+    faults: z.array(faultSchema).optional(),
+    chunkDelayMs: delayMs.optional(),
+    // JSON object keys are strings; they must still name turns.
+    slowTurns: z.record(z.string().regex(/^\d+$/, 'slowTurns keys must be turn numbers'), delayMs).optional(),
+  })
+  .superRefine((session, ctx) => {
+    // Two faults for one (turn, attempt) would silently shadow each other.
+    const seen = new Set<string>();
+    for (const [i, fault] of (session.faults ?? []).entries()) {
+      const key = `${fault.turn}/${fault.attempt}`;
+      if (seen.has(key)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['faults', i],
+          message: `duplicate fault for turn ${fault.turn} attempt ${fault.attempt}`,
+        });
+      }
+      seen.add(key);
+    }
+  });
+
+function formatIssues(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => `  - ${issue.path.length > 0 ? issue.path.join('.') : '(root)'}: ${issue.message}`)
+    .join('\n');
+}
+
+/**
+ * Validate an in-memory session. `source` names where it came from in the error message.
+ * Throws an Error listing every invalid field by path (e.g. `replies.0.content.1.input`).
+ */
+export function parseScriptedSession(value: unknown, source: string): ScriptedSession {
+  const result = sessionSchema.safeParse(value);
+  if (!result.success) throw new Error(`Invalid scripted session ${source}:\n${formatIssues(result.error)}`);
+  const session: ScriptedSession = result.data;
+  return session;
+}
+
+/**
+ * Read and validate a scripted session JSON file. A session without a `name` is named after the
+ * file, so "no reply for turn N" errors say which script ran out.
+ */
+export function loadScriptedSession(path: string): ScriptedSession {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new Error(`Cannot read scripted session ${path}: ${(err as Error).message}`, { cause: err });
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new Error(`Scripted session ${path} is not valid JSON: ${(err as Error).message}`, { cause: err });
+  }
+  const session = parseScriptedSession(json, path);
+  return { ...session, name: session.name ?? basename(path, extname(path)) };
+}
+
+/**
+ * The turn a request is for: the number of assistant messages it carries. A retry or a replay
+ * after a crash re-sends the same history, so it maps to the same turn and the same reply.
+ */
+export function turnOf(body: unknown): number {
+  const messages = (body as { messages?: unknown } | null | undefined)?.messages;
+  if (!Array.isArray(messages)) return 0;
+  return messages.filter((m) => (m as { role?: unknown } | null)?.role === 'assistant').length;
+}
+
+/** The fault scheduled for this (turn, attempt), if any. */
+export function faultFor(session: ScriptedSession, turn: number, attempt: number): ScheduledFault | undefined {
+  return session.faults?.find((f) => f.turn === turn && f.attempt === attempt);
+}
+
+/** The reply for a turn, if the script has one. */
+export function replyFor(session: ScriptedSession, turn: number): ScriptedReply | undefined {
+  return session.replies[turn];
+}
+
+/** Per-chunk delay for a turn: its `slowTurns` entry, else the session's `chunkDelayMs`, else 0. */
+export function chunkDelayFor(session: ScriptedSession, turn: number): number {
+  return session.slowTurns?.[turn] ?? session.chunkDelayMs ?? 0;
+}
+
+/** Name used in error messages. */
+export function sessionLabel(session: ScriptedSession): string {
+  return session.name ?? '(unnamed)';
+}

@@ -1,0 +1,262 @@
+/**
+ * `ScriptedModelServer`: a local HTTP server that speaks the Anthropic Messages API, answering
+ * from a script instead of a model. Tests and the demo point the real SDK at it (`baseURL`).
+ *
+ * Per request: record it, check auth, validate like the real API, apply a scheduled fault,
+ * then answer with the scripted reply for its turn, streamed as SSE or as one JSON message.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { newRequestId, statusForErrorType } from './api-error';
+import { readBody, sendApiError, sendJson, sleep, tryParseJson, writeChunk } from './http-io';
+import { buildMessage, estimateInputTokens, type ApiMessage } from './reply';
+import { chunkDelayFor, faultFor, parseScriptedSession, replyFor, sessionLabel, turnOf } from './script';
+import { planStream, type StreamEnding } from './sse';
+import type { RecordedRequest, ScheduledFault, ScriptedSession } from './types';
+import { validateMessagesRequest } from './validate';
+import { Waiters } from './waiters';
+
+const DEFAULT_WAIT_MS = 5_000;
+
+/** Where to listen. Port 0 (the default) picks a free port. */
+export interface ScriptedModelServerOptions {
+  port?: number;
+  host?: string;
+}
+
+/** Per-request context shared by the answering steps. */
+interface Exchange {
+  req: IncomingMessage;
+  res: ServerResponse;
+  requestId: string;
+  /** Aborted when the client disconnects or the server closes: stop writing, stop waiting. */
+  signal: AbortSignal;
+}
+
+/** A scripted stand-in for the Messages API. Create with {@link ScriptedModelServer.start}. */
+export class ScriptedModelServer {
+  /** Base URL to give the SDK as `baseURL`, e.g. `http://127.0.0.1:43123`. */
+  readonly url: string;
+  /** Every `POST /v1/messages` received, in arrival order, recorded before it is answered. */
+  readonly requests: RecordedRequest[] = [];
+
+  private readonly session: ScriptedSession;
+  private readonly server: Server;
+  private readonly attempts = new Map<number, number>();
+  private readonly streamsStarted = new Set<number>();
+  private readonly sockets = new Set<Socket>();
+  private readonly inFlight = new Set<AbortController>();
+  private readonly waiters = new Waiters();
+  private closing: Promise<void> | undefined;
+
+  private constructor(session: ScriptedSession, server: Server, url: string) {
+    this.session = session;
+    this.server = server;
+    this.url = url;
+    server.on('request', (req: IncomingMessage, res: ServerResponse) => void this.handle(req, res));
+    // Tracked so close() can destroy keep-alive, streaming and hanging sockets alike.
+    server.on('connection', (socket: Socket) => {
+      this.sockets.add(socket);
+      socket.on('close', () => this.sockets.delete(socket));
+    });
+  }
+
+  /**
+   * Validate `session` (throws naming the bad field) and start listening.
+   * Defaults: host 127.0.0.1, port 0 (a free port).
+   */
+  static async start(session: ScriptedSession, opts: ScriptedModelServerOptions = {}): Promise<ScriptedModelServer> {
+    const checked = parseScriptedSession(session, 'passed to ScriptedModelServer.start');
+    const server = createServer();
+    const host = opts.host ?? '127.0.0.1';
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(opts.port ?? 0, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    // Nobody can know the port before start() resolves, so no connection predates the instance.
+    const address = server.address() as AddressInfo;
+    const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+    return new ScriptedModelServer(checked, server, `http://${urlHost}:${address.port}`);
+  }
+
+  /**
+   * Resolve with the request for (`turn`, `attempt`) as soon as it arrives, before it is answered.
+   * `attempt` defaults to 1, the first request for that turn.
+   */
+  waitForRequest(turn: number, attempt = 1, timeoutMs = DEFAULT_WAIT_MS): Promise<RecordedRequest> {
+    return this.waiters.wait(
+      () => this.requests.find((r) => r.turn === turn && r.attempt === attempt),
+      timeoutMs,
+      () =>
+        `ScriptedModelServer: no request for turn ${turn} attempt ${attempt} within ${timeoutMs}ms ` +
+        `(seen: ${this.requests.map((r) => `${r.turn}/${r.attempt}`).join(', ') || 'none'})`,
+    );
+  }
+
+  /** Resolve once the first SSE bytes of any attempt at `turn` have been written to the socket. */
+  waitForStreamStarted(turn: number, timeoutMs = DEFAULT_WAIT_MS): Promise<void> {
+    return this.waiters
+      .wait(
+        () => (this.streamsStarted.has(turn) ? true : undefined),
+        timeoutMs,
+        () => `ScriptedModelServer: no stream started for turn ${turn} within ${timeoutMs}ms`,
+      )
+      .then(() => undefined);
+  }
+
+  /** Stop listening and destroy every socket, including streaming and hanging ones. Idempotent. */
+  close(): Promise<void> {
+    this.closing ??= new Promise<void>((resolve) => {
+      for (const controller of this.inFlight) controller.abort();
+      this.waiters.rejectAll(new Error('ScriptedModelServer closed'));
+      this.server.close(() => resolve());
+      for (const socket of this.sockets) socket.destroy();
+    });
+    return this.closing;
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const controller = new AbortController();
+    this.inFlight.add(controller);
+    // 'close' fires on completion and on client disconnect; either way nothing more may be written.
+    res.on('close', () => {
+      controller.abort();
+      this.inFlight.delete(controller);
+    });
+    res.on('error', () => undefined); // a reset client must not crash the test process
+    const requestId = newRequestId();
+    res.setHeader('request-id', requestId);
+    const exchange: Exchange = { req, res, requestId, signal: controller.signal };
+    try {
+      await this.route(exchange);
+    } catch (error) {
+      // A bug here should fail the test loudly, not hang it: answer 500 with the cause.
+      if (!res.headersSent) sendApiError(res, 500, 'api_error', `ScriptedModelServer: ${String(error)}`, requestId);
+      else res.destroy();
+    }
+  }
+
+  private async route(ex: Exchange): Promise<void> {
+    const path = new URL(ex.req.url ?? '/', 'http://localhost').pathname;
+    const isMessages = path === '/v1/messages';
+    const isCount = path === '/v1/messages/count_tokens';
+    if (ex.req.method !== 'POST' || (!isMessages && !isCount)) {
+      ex.req.resume();
+      sendApiError(ex.res, 404, 'not_found_error', `${ex.req.method ?? ''} ${path} not found`, ex.requestId);
+      return;
+    }
+    const raw = await readBody(ex.req);
+    if (raw === 'too_large') {
+      sendApiError(ex.res, 413, 'request_too_large', undefined, ex.requestId, { connection: 'close' });
+      return;
+    }
+    const body = tryParseJson(raw);
+    if (isCount) return this.answerCountTokens(ex, body);
+
+    const turn = turnOf(body);
+    const attempt = (this.attempts.get(turn) ?? 0) + 1;
+    this.attempts.set(turn, attempt);
+    this.requests.push({ turn, attempt, body: body ?? raw, headers: { ...ex.req.headers } });
+    this.waiters.notify();
+
+    if (!hasCredentials(ex.req)) {
+      sendApiError(ex.res, 401, 'authentication_error', 'x-api-key header is required', ex.requestId);
+      return;
+    }
+    if (body === undefined) {
+      sendApiError(ex.res, 400, 'invalid_request_error', 'There was an error parsing the body as JSON.', ex.requestId);
+      return;
+    }
+    const problem = validateMessagesRequest(body);
+    if (problem) {
+      sendApiError(ex.res, 400, 'invalid_request_error', problem, ex.requestId);
+      return;
+    }
+    await this.answerMessages(ex, body, turn, faultFor(this.session, turn, attempt));
+  }
+
+  private answerCountTokens(ex: Exchange, body: unknown): void {
+    if (!hasCredentials(ex.req)) {
+      sendApiError(ex.res, 401, 'authentication_error', 'x-api-key header is required', ex.requestId);
+    } else if (body === undefined) {
+      sendApiError(ex.res, 400, 'invalid_request_error', 'There was an error parsing the body as JSON.', ex.requestId);
+    } else {
+      sendJson(ex.res, 200, { input_tokens: estimateInputTokens(body) });
+    }
+  }
+
+  private async answerMessages(
+    ex: Exchange,
+    body: unknown,
+    turn: number,
+    fault: ScheduledFault | undefined,
+  ): Promise<void> {
+    if (fault?.kind === 'hang') return; // leave the request open; close() or the client ends it
+    if (fault?.kind === 'http') {
+      const headers: Record<string, string> =
+        fault.retryAfterSeconds !== undefined ? { 'retry-after': String(fault.retryAfterSeconds) } : {};
+      sendApiError(ex.res, fault.status, fault.errorType, fault.message, ex.requestId, headers);
+      return;
+    }
+    const reply = replyFor(this.session, turn);
+    const streaming = (body as { stream?: unknown }).stream === true;
+    if (!fault && !reply) {
+      const count = this.session.replies.length;
+      const message =
+        `ScriptedModelServer: scripted session \`${sessionLabel(this.session)}\` has no reply for turn ${turn} ` +
+        (count === 0 ? '(it has no replies)' : `(it has ${count} replies, for turns 0..${count - 1})`);
+      sendApiError(ex.res, 400, 'invalid_request_error', message, ex.requestId);
+      return;
+    }
+    // A fault may target a turn past the script's end; it then streams no content before failing.
+    const message = buildMessage(reply ?? { content: [] }, body);
+    if (streaming) {
+      await this.stream(ex, message, turn, fault);
+    } else if (fault?.kind === 'drop') {
+      ex.res.destroy();
+    } else if (fault?.kind === 'stream_error') {
+      sendApiError(ex.res, statusForErrorType(fault.errorType), fault.errorType, fault.message, ex.requestId);
+    } else {
+      sendJson(ex.res, 200, message);
+    }
+  }
+
+  private async stream(
+    ex: Exchange,
+    message: ApiMessage,
+    turn: number,
+    fault: ScheduledFault | undefined,
+  ): Promise<void> {
+    const ending: StreamEnding =
+      fault?.kind === 'stream_error'
+        ? { kind: 'error', errorType: fault.errorType, message: fault.message, afterBlocks: fault.afterBlocks }
+        : fault?.kind === 'drop'
+          ? { kind: 'drop', afterBlocks: fault.afterBlocks }
+          : { kind: 'complete' };
+    const plan = planStream(message, ending);
+    const delayMs = chunkDelayFor(this.session, turn);
+
+    ex.res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+    if (!(await writeChunk(ex.res, plan.head.join(''), ex.signal))) return;
+    this.streamsStarted.add(turn);
+    this.waiters.notify();
+
+    for (const frame of plan.body) {
+      if (!(await sleep(delayMs, ex.signal))) return;
+      if (!(await writeChunk(ex.res, frame, ex.signal))) return;
+    }
+    if (plan.finish === 'drop') {
+      if (await sleep(delayMs, ex.signal)) ex.res.destroy();
+      return;
+    }
+    ex.res.end();
+  }
+}
+
+/** The real API rejects a request without credentials before looking at it. */
+function hasCredentials(req: IncomingMessage): boolean {
+  return Boolean(req.headers['x-api-key'] || req.headers.authorization);
+}

@@ -1,0 +1,117 @@
+/**
+ * Server-sent events exactly as the Messages API streams them, so the real SDK's parser
+ * (`messages.stream()`, `messages.create({ stream: true })`) can consume them unchanged.
+ *
+ * Pure functions: the server decides when to write each frame; this module decides what they are.
+ */
+import { errorBody } from './api-error';
+import type { ApiMessage } from './reply';
+import type { ScriptedBlock } from './types';
+
+/** One wire frame: `event: <name>\ndata: <json>\n\n`. */
+export function formatSseEvent(event: string, data: unknown): string {
+  return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+/**
+ * Split a string into a few chunks, never inside a surrogate pair. Short strings still get
+ * several chunks so clients really exercise delta accumulation; long ones are capped per chunk.
+ */
+export function splitIntoChunks(text: string, parts = 4, maxChunkChars = 64): string[] {
+  const chars = Array.from(text); // code points, so an emoji is never split in two
+  if (chars.length === 0) return [];
+  const size = Math.min(maxChunkChars, Math.max(1, Math.ceil(chars.length / parts)));
+  const chunks: string[] = [];
+  for (let i = 0; i < chars.length; i += size) chunks.push(chars.slice(i, i + size).join(''));
+  return chunks;
+}
+
+function blockFrames(block: ScriptedBlock, index: number): string[] {
+  if (block.type === 'text') {
+    return [
+      formatSseEvent('content_block_start', {
+        type: 'content_block_start',
+        index,
+        content_block: { type: 'text', text: '' },
+      }),
+      ...splitIntoChunks(block.text).map((text) =>
+        formatSseEvent('content_block_delta', {
+          type: 'content_block_delta',
+          index,
+          delta: { type: 'text_delta', text },
+        }),
+      ),
+      formatSseEvent('content_block_stop', { type: 'content_block_stop', index }),
+    ];
+  }
+  // The API announces a tool_use with an empty input and streams the JSON text separately.
+  return [
+    formatSseEvent('content_block_start', {
+      type: 'content_block_start',
+      index,
+      content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} },
+    }),
+    ...splitIntoChunks(JSON.stringify(block.input)).map((partial_json) =>
+      formatSseEvent('content_block_delta', {
+        type: 'content_block_delta',
+        index,
+        delta: { type: 'input_json_delta', partial_json },
+      }),
+    ),
+    formatSseEvent('content_block_stop', { type: 'content_block_stop', index }),
+  ];
+}
+
+/** How a planned stream ends. */
+export type StreamEnding =
+  | { kind: 'complete' }
+  | { kind: 'error'; errorType: string; message?: string; afterBlocks?: number }
+  | { kind: 'drop'; afterBlocks?: number };
+
+/** The frames to write, in order, and what to do with the socket afterwards. */
+export interface StreamPlan {
+  /** Frames written together before any delay: `message_start` and the early `ping`. */
+  head: string[];
+  /** Frames written one by one, with the per-chunk delay before each. */
+  body: string[];
+  /** `drop` means destroy the socket after `body`; otherwise end the response normally. */
+  finish: 'end' | 'drop';
+}
+
+/**
+ * Plan the stream for `message`. With a fault ending, only the first `afterBlocks` content
+ * blocks are sent complete (all of them when it exceeds the count), then the error frame or drop.
+ */
+export function planStream(message: ApiMessage, ending: StreamEnding = { kind: 'complete' }): StreamPlan {
+  const start = {
+    type: 'message_start',
+    message: {
+      ...message,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      // The API reports input usage up front and the real output count in message_delta.
+      usage: { ...message.usage, output_tokens: 1 },
+    },
+  };
+  const head = [formatSseEvent('message_start', start), formatSseEvent('ping', { type: 'ping' })];
+
+  const blocks = ending.kind === 'complete' ? message.content : message.content.slice(0, ending.afterBlocks ?? 0);
+  const body = blocks.flatMap((block, index) => blockFrames(block, index));
+
+  if (ending.kind === 'error') {
+    body.push(formatSseEvent('error', errorBody(ending.errorType, ending.message)));
+    return { head, body, finish: 'end' };
+  }
+  if (ending.kind === 'drop') return { head, body, finish: 'drop' };
+
+  body.push(
+    formatSseEvent('message_delta', {
+      type: 'message_delta',
+      delta: { stop_reason: message.stop_reason, stop_sequence: null },
+      usage: { output_tokens: message.usage.output_tokens },
+    }),
+    formatSseEvent('message_stop', { type: 'message_stop' }),
+  );
+  return { head, body, finish: 'end' };
+}

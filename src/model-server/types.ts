@@ -1,0 +1,79 @@
+/**
+ * Public data shapes of the scripted model server: what a test scripts, and what the server
+ * records. Plain data only, so a session can live in a JSON file (see `script.ts`).
+ */
+
+/** One content block the scripted model "generates". Mirrors the API's response blocks. */
+export type ScriptedBlock =
+  { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: unknown };
+
+/** The API's stop reasons that a scripted reply may claim. */
+export type ScriptedStopReason = 'end_turn' | 'tool_use' | 'max_tokens' | 'stop_sequence';
+
+/** Token counters as the API reports them. */
+export interface ScriptedUsage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_creation_input_tokens: number;
+  cache_read_input_tokens: number;
+}
+
+/** The assistant message returned for one turn. */
+export interface ScriptedReply {
+  content: ScriptedBlock[];
+  /** Defaults to `'tool_use'` when any block is a tool_use, else `'end_turn'`. */
+  stop_reason?: ScriptedStopReason;
+  /** Overrides for the estimated usage (input ≈ request chars / 4, output ≈ reply chars / 4). */
+  usage?: Partial<ScriptedUsage>;
+}
+
+/**
+ * A failure injected instead of (or in the middle of) a normal answer.
+ *
+ * - `http`: a plain JSON error response in the real API's shape.
+ * - `stream_error`: HTTP 200 and SSE, then an `event: error` frame after `afterBlocks` complete
+ *   content blocks (default 0: right after `message_start` and `ping`).
+ * - `drop`: like `stream_error`, but the socket is destroyed instead of sending an error frame.
+ * - `hang`: the request is read and never answered, until the client gives up.
+ *
+ * On a non-streaming request `stream_error` becomes a plain HTTP error of the matching status
+ * and `drop` destroys the socket before any response byte.
+ */
+export type Fault =
+  | { kind: 'http'; status: number; errorType: string; message?: string; retryAfterSeconds?: number }
+  | { kind: 'stream_error'; afterBlocks?: number; errorType: string; message?: string }
+  | { kind: 'drop'; afterBlocks?: number }
+  | { kind: 'hang' };
+
+/** Where a fault applies: turn index and 1-based attempt number for that turn. */
+export interface FaultTarget {
+  turn: number;
+  attempt: number;
+}
+
+/** A fault bound to one (turn, attempt). */
+export type ScheduledFault = FaultTarget & Fault;
+
+/** Everything the server needs to impersonate the model for one conversation. */
+export interface ScriptedSession {
+  /** Used in error messages, e.g. "scripted session `demo` has no reply for turn 3". */
+  name?: string;
+  /** `replies[i]` answers every request whose `messages` hold `i` assistant messages. */
+  replies: ScriptedReply[];
+  faults?: ScheduledFault[];
+  /** Delay between SSE frames after the first ones, for every turn. */
+  chunkDelayMs?: number;
+  /** Per-turn override of `chunkDelayMs` (turn index → delay in ms). */
+  slowTurns?: Record<number, number>;
+}
+
+/** A `POST /v1/messages` request as the server received it, recorded before it is answered. */
+export interface RecordedRequest {
+  /** Number of assistant messages in the request's `messages`. */
+  turn: number;
+  /** 1 + number of earlier requests for the same turn. */
+  attempt: number;
+  /** Parsed JSON body, or the raw text when it was not valid JSON. */
+  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any -- arbitrary client JSON; tests poke into it freely
+  headers: Record<string, string | string[] | undefined>;
+}

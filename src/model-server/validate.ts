@@ -1,0 +1,202 @@
+/**
+ * The request checks the real Messages API enforces and that an agent loop can get wrong:
+ * tool_use / tool_result pairing, tool_result placement, empty text, and the cache_control limit.
+ *
+ * Messages follow the API's wording (as seen in its 400 responses) so a test failure reads like
+ * the production failure it predicts. Each check returns the first problem found, or undefined.
+ */
+
+type Json = Record<string, unknown>;
+
+const MAX_CACHE_CONTROL_BLOCKS = 4;
+
+function isObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A content block together with where it sits in the request, for error paths. */
+interface LocatedBlock {
+  block: Json;
+  messageIndex: number;
+  blockIndex: number;
+}
+
+/** Consecutive same-role messages, which the API merges into one turn before checking them. */
+interface Turn {
+  role: string;
+  firstIndex: number;
+  blocks: LocatedBlock[];
+}
+
+/**
+ * Validate a `POST /v1/messages` body. Returns the `invalid_request_error` message to send, or
+ * undefined when the real API would accept the request.
+ */
+export function validateMessagesRequest(body: unknown): string | undefined {
+  if (!isObject(body)) return 'Request body must be a JSON object.';
+  return (
+    checkRequiredFields(body) ??
+    checkMessageShapes(body.messages as unknown[]) ??
+    checkEmptyText(body) ??
+    checkToolPairing(groupTurns(body.messages as Json[])) ??
+    checkCacheControl(body)
+  );
+}
+
+function checkRequiredFields(body: Json): string | undefined {
+  if (body.model === undefined) return 'model: Field required';
+  if (typeof body.model !== 'string' || body.model === '') return 'model: Input should be a non-empty string';
+  if (body.max_tokens === undefined) return 'max_tokens: Field required';
+  if (typeof body.max_tokens !== 'number' || !Number.isInteger(body.max_tokens)) {
+    return 'max_tokens: Input should be a valid integer';
+  }
+  if (body.max_tokens < 0) return 'max_tokens: Input should be greater than or equal to 0';
+  if (body.messages === undefined) return 'messages: Field required';
+  if (!Array.isArray(body.messages)) return 'messages: Input should be a valid list';
+  if (body.messages.length === 0) return 'messages: at least one message is required';
+  return undefined;
+}
+
+function checkMessageShapes(messages: unknown[]): string | undefined {
+  for (const [i, message] of messages.entries()) {
+    if (!isObject(message)) return `messages.${i}: Input should be a valid dictionary`;
+    // 'system' is accepted in `messages` by current API versions; the SDK types include it.
+    if (message.role !== 'user' && message.role !== 'assistant' && message.role !== 'system') {
+      return `messages.${i}.role: Input should be 'user' or 'assistant'`;
+    }
+    const content = message.content;
+    if (content === undefined) return `messages.${i}.content: Field required`;
+    if (typeof content !== 'string' && !Array.isArray(content)) {
+      return `messages.${i}.content: Input should be a valid string or list`;
+    }
+    for (const [j, block] of (Array.isArray(content) ? content : []).entries()) {
+      if (!isObject(block) || typeof block.type !== 'string') {
+        return `messages.${i}.content.${j}: Input tag must be a content block type`;
+      }
+    }
+    // Only a final assistant message (a prefill) may be empty.
+    const isFinalAssistant = i === messages.length - 1 && message.role === 'assistant';
+    if (content.length === 0 && !isFinalAssistant) {
+      return `messages.${i}: all messages must have non-empty content except for the optional final assistant message`;
+    }
+  }
+  return undefined;
+}
+
+function isEmptyTextBlock(block: unknown): boolean {
+  return isObject(block) && block.type === 'text' && block.text === '';
+}
+
+function checkEmptyText(body: Json): string | undefined {
+  if (Array.isArray(body.system) && body.system.some(isEmptyTextBlock)) {
+    return 'system: text content blocks must be non-empty';
+  }
+  for (const message of body.messages as Json[]) {
+    if (!Array.isArray(message.content)) continue;
+    for (const block of message.content as Json[]) {
+      if (isEmptyTextBlock(block)) return 'messages: text content blocks must be non-empty';
+      // Text nested in a tool_result is checked too: it reaches the model the same way.
+      if (block.type === 'tool_result' && Array.isArray(block.content) && block.content.some(isEmptyTextBlock)) {
+        return 'messages: text content blocks must be non-empty';
+      }
+    }
+  }
+  return undefined;
+}
+
+function groupTurns(messages: Json[]): Turn[] {
+  const turns: Turn[] = [];
+  for (const [messageIndex, message] of messages.entries()) {
+    const role = message.role as string;
+    const content = message.content as string | Json[];
+    const blocks: LocatedBlock[] =
+      typeof content === 'string'
+        ? [{ block: { type: 'text', text: content }, messageIndex, blockIndex: 0 }]
+        : content.map((block, blockIndex) => ({ block, messageIndex, blockIndex }));
+    const last = turns[turns.length - 1];
+    if (last && last.role === role) last.blocks.push(...blocks);
+    else turns.push({ role, firstIndex: messageIndex, blocks });
+  }
+  return turns;
+}
+
+function toolUses(turn: Turn | undefined): LocatedBlock[] {
+  if (!turn || turn.role !== 'assistant') return [];
+  return turn.blocks.filter((b) => b.block.type === 'tool_use');
+}
+
+function checkToolPairing(turns: Turn[]): string | undefined {
+  for (const [t, turn] of turns.entries()) {
+    const problem =
+      turn.role === 'assistant'
+        ? checkToolUsesAnswered(turn, turns[t + 1])
+        : checkToolResultsExpected(turn, turns[t - 1]);
+    if (problem) return problem;
+  }
+  return undefined;
+}
+
+/** Every tool_use must be answered by a tool_result at the start of the very next (user) turn. */
+function checkToolUsesAnswered(turn: Turn, next: Turn | undefined): string | undefined {
+  const uses = toolUses(turn);
+  const first = uses[0];
+  if (!first) return undefined;
+  const results = next?.role === 'user' ? next.blocks.filter((b) => b.block.type === 'tool_result') : [];
+  const answered = new Set(results.map((b) => b.block.tool_use_id));
+  const missing = uses.filter((b) => !answered.has(b.block.id));
+  if (missing.length > 0) {
+    const where = missing[0]?.messageIndex ?? first.messageIndex;
+    return (
+      `messages.${where}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ` +
+      `${missing.map((b) => String(b.block.id)).join(', ')}. ` +
+      'Each `tool_use` block must have a corresponding `tool_result` block in the next message.'
+    );
+  }
+  // All answered; now they must also come first, before any text or other content.
+  const firstOther = next?.blocks.findIndex((b) => b.block.type !== 'tool_result') ?? -1;
+  const lastResult = next ? next.blocks.map((b) => b.block.type).lastIndexOf('tool_result') : -1;
+  if (next && firstOther !== -1 && firstOther < lastResult) {
+    return (
+      `messages.${next.firstIndex}: Did not find ${uses.length} \`tool_result\` block(s) at the beginning of this message. ` +
+      'Messages following `tool_use` blocks must begin with a matching number of `tool_result` blocks.'
+    );
+  }
+  return undefined;
+}
+
+/** Every tool_result must answer a tool_use of the immediately preceding assistant turn. */
+function checkToolResultsExpected(turn: Turn, previous: Turn | undefined): string | undefined {
+  const expected = new Set(toolUses(previous).map((b) => b.block.id));
+  for (const located of turn.blocks) {
+    if (located.block.type !== 'tool_result' || expected.has(located.block.tool_use_id)) continue;
+    return (
+      `messages.${located.messageIndex}.content.${located.blockIndex}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ` +
+      `${String(located.block.tool_use_id)}. ` +
+      'Each `tool_result` block must have a corresponding `tool_use` block in the previous message.'
+    );
+  }
+  return undefined;
+}
+
+function hasCacheControl(value: unknown): boolean {
+  return isObject(value) && value.cache_control !== undefined && value.cache_control !== null;
+}
+
+/** The API allows at most four cache breakpoints across system, tools and messages together. */
+function checkCacheControl(body: Json): string | undefined {
+  let found = 0;
+  const count = (items: unknown): void => {
+    if (Array.isArray(items)) found += items.filter(hasCacheControl).length;
+  };
+  count(body.system);
+  count(body.tools);
+  for (const message of body.messages as Json[]) {
+    count(message.content);
+    if (!Array.isArray(message.content)) continue;
+    for (const block of message.content as Json[]) if (block.type === 'tool_result') count(block.content);
+  }
+  if (found > MAX_CACHE_CONTROL_BLOCKS) {
+    return `A maximum of ${MAX_CACHE_CONTROL_BLOCKS} blocks with cache_control may be provided. Found ${found}.`;
+  }
+  return undefined;
+}
