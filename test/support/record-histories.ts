@@ -1,0 +1,148 @@
+/**
+ * Records the histories the replay test runs: representative jobs, each exercising a different
+ * path of the loop. Run `npm run record-histories` after a deliberate change of workflow behaviour
+ * (guarded by `patched()`), never to make a failing replay pass.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import type { WorkflowHandle } from '@temporalio/client';
+import type { ScriptedSession } from '../../src/model-server';
+import type { SessionInput } from '../../src/shared/session';
+import { abortSignal, setMaxTurnsSignal, userMessageSignal } from '../../src/workflows/definitions';
+import { ScriptedModelServer, makeWorkspace, sessionInput, startTemporal, startWorker, tempDir, uniqueTaskQueue } from './harness';
+
+interface Scenario {
+  name: string;
+  session: ScriptedSession;
+  input?: Partial<SessionInput>;
+  /** Runs while the job runs: signals, cancellation. */
+  drive?: (handle: WorkflowHandle, server: ScriptedModelServer) => Promise<void>;
+  extraArgs?: string[];
+}
+
+const files = {
+  'src/auth/login.ts': 'export function login(user: string) {\n  return user.length > 0;\n}\n',
+  'notes.txt': 'version: 1\n',
+};
+
+const read = (id: string, file = 'src/auth/login.ts') => ({ type: 'tool_use' as const, id, name: 'Read', input: { file_path: file } });
+const bash = (id: string, command: string) => ({ type: 'tool_use' as const, id, name: 'Bash', input: { command } });
+const text = (value: string) => ({ type: 'text' as const, text: value });
+
+const scenarios: Scenario[] = [
+  {
+    name: 'check-login',
+    session: {
+      replies: [
+        { content: [text('Searching.'), { type: 'tool_use', id: 't1', name: 'Grep', input: { pattern: 'login|auth', path: 'src' } }] },
+        { content: [read('t2')] },
+        { content: [text('The login module only checks that the user name is not empty.')] },
+      ],
+    },
+  },
+  {
+    name: 'parallel-tools-bash-failure',
+    session: {
+      replies: [
+        {
+          content: [
+            read('p1'),
+            { type: 'tool_use', id: 'p2', name: 'Glob', input: { pattern: '**/*.ts' } },
+            { type: 'tool_use', id: 'p3', name: 'Edit', input: { file_path: 'notes.txt', old_string: 'version: 1', new_string: 'version: 2' } },
+            bash('p4', 'exit 3'),
+            read('p5', 'notes.txt'),
+          ],
+        },
+        { content: [{ type: 'tool_use', id: 'p6', name: 'NoSuchTool', input: {} }, read('p7', 42 as unknown as string)] },
+        { content: [text('Done despite the errors.')] },
+      ],
+    },
+  },
+  {
+    name: 'abort-during-tools',
+    session: { replies: [{ content: [bash('a1', 'sleep 30')] }] },
+    drive: async (handle) => {
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      await handle.signal(abortSignal, 'recording an abort');
+    },
+  },
+  {
+    name: 'max-turns-and-user-message',
+    input: { maxTurns: 2 },
+    session: {
+      slowTurns: { 0: 100 },
+      replies: [
+        { content: [text('First look.'), read('m1')] },
+        { content: [read('m2')] },
+        { content: [read('m3')] },
+        { content: [read('m4')] },
+      ],
+    },
+    drive: async (handle) => {
+      await handle.signal(userMessageSignal, 'Also look at notes.txt');
+      await handle.signal(setMaxTurnsSignal, 3);
+    },
+  },
+  {
+    name: 'overload-fallback-and-max-tokens',
+    input: { fallbackModel: 'claude-haiku-5-5' },
+    session: {
+      faults: [
+        { turn: 0, attempt: 1, kind: 'http', status: 529, errorType: 'overloaded_error' },
+        { turn: 0, attempt: 2, kind: 'http', status: 529, errorType: 'overloaded_error' },
+        { turn: 0, attempt: 3, kind: 'http', status: 529, errorType: 'overloaded_error' },
+      ],
+      replies: [{ content: [text('Cut off mid-')], stop_reason: 'max_tokens' }, { content: [text('sentence, and done.')] }],
+    },
+  },
+  {
+    name: 'continue-as-new',
+    extraArgs: ['--dynamic-config-value', 'limit.historyCount.suggestContinueAsNew=20'],
+    session: {
+      replies: [
+        ...Array.from({ length: 6 }, (_, i) => ({ content: [text(`Step ${i}.`), read(`c${i}`)] })),
+        { content: [text('Finished after continuing as new.')] },
+      ],
+    },
+  },
+];
+
+async function main(): Promise<void> {
+  const outDir = path.join(__dirname, '..', 'histories');
+  fs.mkdirSync(outDir, { recursive: true });
+  for (const scenario of scenarios) {
+    const env = await startTemporal(scenario.extraArgs);
+    const server = await ScriptedModelServer.start({ name: scenario.name, ...scenario.session });
+    const taskQueue = uniqueTaskQueue(scenario.name);
+    const { worker, done } = await startWorker(env, server, { taskQueue, storeDir: tempDir('store') });
+    try {
+      const handle = await env.client.workflow.start('agentSession', {
+        taskQueue,
+        workflowId: `history-${scenario.name}`,
+        args: [sessionInput(makeWorkspace(files), scenario.input)],
+      });
+      await scenario.drive?.(handle, server);
+      const terminal = await handle.result();
+      // A continued-as-new job's latest run is what replays the carried-over State.
+      const latest = env.client.workflow.getHandle(handle.workflowId);
+      const history = await latest.fetchHistory();
+      fs.writeFileSync(path.join(outDir, `${scenario.name}.json`), `${historyToJSON(history)}\n`);
+      console.log(`${scenario.name}: ${(terminal as { reason: string }).reason}, ${history.events?.length} events`);
+      if (scenario.name === 'continue-as-new') {
+        const first = await env.client.workflow.getHandle(handle.workflowId, handle.firstExecutionRunId).fetchHistory();
+        fs.writeFileSync(path.join(outDir, `${scenario.name}-first-run.json`), `${historyToJSON(first)}\n`);
+      }
+    } finally {
+      worker.shutdown();
+      await done;
+      await server.close();
+      await env.teardown();
+    }
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
