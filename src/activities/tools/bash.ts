@@ -1,0 +1,162 @@
+import { spawn } from 'node:child_process';
+import { StringDecoder } from 'node:string_decoder';
+import type { ToolOutcome } from '../../shared/tool-definition';
+import {
+  BASH_DEFAULT_TIMEOUT_MS,
+  BASH_MAX_OUTPUT_CHARS,
+  BASH_MAX_TIMEOUT_MS,
+  type BashInput,
+} from '../../shared/tools/bash';
+import { abortError } from './abort-error';
+import { defaultBashEnv } from './bash-env';
+import { toolError, toolResult } from './fs-errors';
+import { killProcessGroup, waitForProcessGroupExit } from './process-group';
+import type { ToolContext } from './tool-context';
+
+const HEARTBEAT_MS = 2000;
+/**
+ * After bash exits, a background job it started may still hold our pipes open. Wait this long
+ * for them to close, then stop reading rather than hang until the timeout.
+ */
+const PIPE_GRACE_MS = 500;
+
+interface Finished {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  output: string;
+  totalChars: number;
+  timedOut: boolean;
+}
+
+/** Run `bash -c command` in the workspace as its own process group, with a timeout. */
+export async function runBash(input: BashInput, ctx: ToolContext, heartbeatMs = HEARTBEAT_MS): Promise<ToolOutcome> {
+  const timeoutMs = Math.min(input.timeout ?? BASH_DEFAULT_TIMEOUT_MS, BASH_MAX_TIMEOUT_MS);
+  let result: Finished | { spawnError: Error };
+  try {
+    result = await runProcess(input.command, timeoutMs, ctx, heartbeatMs);
+  } catch (error) {
+    if (error instanceof Error && error.name === 'AbortError') throw error;
+    return toolError(`Could not start bash: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  if ('spawnError' in result) return toolError(`Could not start bash: ${result.spawnError.message}`);
+  return formatResult(result, timeoutMs);
+}
+
+function formatResult(run: Finished, timeoutMs: number): ToolOutcome {
+  const parts: string[] = [];
+  const output = run.output.replace(/[\r\n]+$/, '');
+  if (output) parts.push(output);
+  if (run.totalChars > BASH_MAX_OUTPUT_CHARS) {
+    parts.push(`... [output truncated: ${run.totalChars - BASH_MAX_OUTPUT_CHARS} more characters not shown]`);
+  }
+  if (run.timedOut) {
+    parts.push(`Command timed out after ${timeoutMs} ms; it and every process it started were killed.`);
+    return toolError(parts.join('\n'));
+  }
+  if (run.exitCode !== null && run.exitCode !== 0) {
+    parts.push(`Exit code ${run.exitCode}`);
+    return toolError(parts.join('\n'));
+  }
+  if (run.signal) {
+    parts.push(`Command was terminated by signal ${run.signal}`);
+    return toolError(parts.join('\n'));
+  }
+  return toolResult(parts.length > 0 ? parts.join('\n') : '(Bash completed with no output)');
+}
+
+function runProcess(
+  command: string,
+  timeoutMs: number,
+  ctx: ToolContext,
+  heartbeatMs: number,
+): Promise<Finished | { spawnError: Error }> {
+  if (ctx.signal.aborted) return Promise.reject(abortError());
+  return new Promise((resolve, reject) => {
+    // detached: the child leads a new process group, so one kill reaches everything it started.
+    const child = spawn('bash', ['-c', command], {
+      cwd: ctx.workspace,
+      env: ctx.env ?? defaultBashEnv(),
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const pid = child.pid;
+    let output = '';
+    let totalChars = 0;
+    let timedOut = false;
+    let aborted = false;
+    let exited = false;
+    let settled = false;
+    let exitCode: number | null = null;
+    let exitSignal: NodeJS.Signals | null = null;
+    let graceTimer: NodeJS.Timeout | undefined;
+
+    const append = (text: string) => {
+      totalChars += text.length;
+      if (output.length < BASH_MAX_OUTPUT_CHARS) output += text.slice(0, BASH_MAX_OUTPUT_CHARS - output.length);
+    };
+    // stdout and stderr are interleaved in arrival order, as a terminal would show them.
+    for (const stream of [child.stdout, child.stderr]) {
+      const decoder = new StringDecoder('utf8');
+      stream.on('data', (chunk: Buffer) => append(decoder.write(chunk)));
+      stream.on('end', () => append(decoder.end()));
+    }
+
+    const killGroup = () => {
+      if (pid !== undefined) killProcessGroup(pid);
+    };
+    const onAbort = () => {
+      aborted = true;
+      killGroup();
+    };
+    ctx.signal.addEventListener('abort', onAbort, { once: true });
+    const timeout = setTimeout(() => {
+      timedOut = true;
+      killGroup();
+    }, timeoutMs);
+    const beat = setInterval(() => {
+      try {
+        ctx.heartbeat({ tool: 'Bash', outputChars: totalChars });
+      } catch {
+        // A failing heartbeat must not kill the command; cancellation arrives through the signal.
+      }
+    }, heartbeatMs);
+
+    const finish = () => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timeout);
+      clearTimeout(graceTimer);
+      clearInterval(beat);
+      ctx.signal.removeEventListener('abort', onAbort);
+      child.stdout.destroy();
+      child.stderr.destroy();
+      // After a kill, report only once nothing the command started is still running.
+      const done = aborted
+        ? () => reject(abortError('The Bash command was aborted'))
+        : () => resolve({ exitCode, signal: exitSignal, output, totalChars, timedOut });
+      if ((aborted || timedOut) && pid !== undefined) void waitForProcessGroupExit(pid).then(done, done);
+      else done();
+    };
+
+    child.on('error', (error) => {
+      if (settled) return;
+      if (pid === undefined) {
+        settled = true;
+        clearTimeout(timeout);
+        clearInterval(beat);
+        ctx.signal.removeEventListener('abort', onAbort);
+        if (aborted) reject(abortError('The Bash command was aborted'));
+        else resolve({ spawnError: error });
+      }
+    });
+    child.on('exit', (code, signal) => {
+      exited = true;
+      exitCode = code;
+      exitSignal = signal;
+      graceTimer = setTimeout(finish, PIPE_GRACE_MS);
+    });
+    child.on('close', () => {
+      if (exited) finish();
+    });
+  });
+}

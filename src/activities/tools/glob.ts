@@ -1,0 +1,83 @@
+import { stat } from 'node:fs/promises';
+import * as path from 'node:path';
+import type { ToolOutcome } from '../../shared/tool-definition';
+import { GLOB_MAX_RESULTS, type GlobInput } from '../../shared/tools/glob';
+import { describeFsError, toolError, toolResult } from './fs-errors';
+import { findRipgrep, outputLines, RIPGREP_MISSING, runRipgrep, VCS_DIRECTORY_GLOBS } from './ripgrep';
+import { sortNewestFirst } from './mtime';
+import type { ToolContext } from './tool-context';
+import { resolveWorkspacePath } from './workspace-path';
+
+const GLOB_META = /[*?[\]{}!]/;
+
+/** List files matching a glob (ripgrep `--files`, so .gitignore applies), newest first. */
+export async function runGlob(input: GlobInput, ctx: ToolContext): Promise<ToolOutcome> {
+  const split = splitPattern(input.pattern, input.path);
+  if (!split.ok) return toolError(split.error);
+
+  const base = await resolveWorkspacePath(ctx.workspace, split.base);
+  if (!base.ok) return toolError(base.error);
+  try {
+    const info = await stat(base.absolute);
+    if (!info.isDirectory()) return toolError(`Path ${base.relative} is not a directory; pass a directory as path.`);
+  } catch (error) {
+    return toolError(describeFsError(error, base.relative).replace('File does not exist', 'Directory does not exist'));
+  }
+
+  const rg = await findRipgrep();
+  if (!rg) return toolError(RIPGREP_MISSING);
+  // rg anchors --glob patterns at its working directory, so run it inside the search directory.
+  const run = await runRipgrep(
+    rg,
+    ['--files', '--hidden', `--glob=${split.pattern}`, ...VCS_DIRECTORY_GLOBS, '--', '.'],
+    { cwd: base.absolute, signal: ctx.signal, heartbeat: () => ctx.heartbeat({ tool: 'Glob' }) },
+  );
+  const found = outputLines(run.stdout);
+  if (run.exitCode === 2 && found.length === 0) {
+    return toolError(`Glob failed: ${run.stderr.trim() || 'ripgrep reported an error'}`);
+  }
+  if (found.length === 0) return toolResult('No files found');
+
+  const sorted = await sortNewestFirst(found, base.absolute);
+  const shown = sorted.slice(0, GLOB_MAX_RESULTS).map((file) => toWorkspaceRelative(base.relative, file));
+  const cut = sorted.length > GLOB_MAX_RESULTS || run.truncated;
+  return toolResult(
+    shown.join('\n') +
+      (cut
+        ? `\n(Results are truncated: showing ${shown.length} of ${run.truncated ? 'more than ' : ''}${sorted.length} files. Consider using a more specific path or pattern.)`
+        : ''),
+  );
+}
+
+function toWorkspaceRelative(baseRelative: string, file: string): string {
+  return baseRelative === '.' ? file : path.join(baseRelative, file);
+}
+
+/**
+ * Move an absolute or `..`-climbing static prefix of the pattern into the base directory, so it
+ * goes through the workspace check like any path. A relative pattern without `..` is left alone:
+ * moving its prefix would change rg's anchoring ('src/*.ts' matches only src/, '*.ts' anywhere).
+ */
+function splitPattern(
+  pattern: string,
+  basePath: string | undefined,
+): { ok: true; base: string; pattern: string } | { ok: false; error: string } {
+  const segments = pattern.split('/');
+  const climbs = segments.includes('..');
+  if (!path.isAbsolute(pattern) && !climbs) return { ok: true, base: basePath ?? '.', pattern };
+
+  const firstGlob = segments.findIndex((segment) => GLOB_META.test(segment));
+  const staticCount = firstGlob < 0 ? segments.length - 1 : firstGlob;
+  const prefix = segments.slice(0, staticCount);
+  const rest = segments.slice(staticCount);
+  if (rest.includes('..')) {
+    return {
+      ok: false,
+      error: `Glob pattern "${pattern}" uses '..' after a wildcard; pass the directory as path instead.`,
+    };
+  }
+  const prefixPath = prefix.join('/') || '/';
+  const base = path.isAbsolute(prefixPath) ? prefixPath : path.join(basePath ?? '.', prefixPath);
+  // A leading '/' anchors the remaining glob at the base directory, as it was in the original.
+  return { ok: true, base, pattern: `/${rest.join('/')}` };
+}

@@ -1,0 +1,68 @@
+import type { ToolDefinition, ToolOutcome } from '../../shared/tool-definition';
+import { bashTool } from '../../shared/tools/bash';
+import { editTool } from '../../shared/tools/edit';
+import { globTool } from '../../shared/tools/glob';
+import { grepTool } from '../../shared/tools/grep';
+import { getToolDefinition, TOOL_DEFINITIONS } from '../../shared/tools/index';
+import { formatInputValidationError, parseErrorOptions } from '../../shared/tools/input-validation-error';
+import { readTool } from '../../shared/tools/read';
+import { writeTool } from '../../shared/tools/write';
+import { abortError, isAbortError } from './abort-error';
+import { runBash } from './bash';
+import { runEdit } from './edit';
+import { toolError } from './fs-errors';
+import { runGlob } from './glob';
+import { runGrep } from './grep';
+import { runRead } from './read';
+import type { ToolContext } from './tool-context';
+import { runWrite } from './write';
+
+export type { ToolContext } from './tool-context';
+export { resolveWorkspacePath, type WorkspacePath, type WorkspacePathResult } from './workspace-path';
+export { defaultBashEnv, isSecretEnvName } from './bash-env';
+export { isAbortError } from './abort-error';
+
+type Runner = (input: unknown, ctx: ToolContext) => Promise<ToolOutcome>;
+
+/** Pairs a definition with its implementation so the input type is checked at compile time. */
+function implement<Input>(
+  definition: ToolDefinition<Input>,
+  run: (input: Input, ctx: ToolContext) => Promise<ToolOutcome>,
+): [string, Runner] {
+  return [definition.name, (input, ctx) => run(input as Input, ctx)];
+}
+
+const RUNNERS: ReadonlyMap<string, Runner> = new Map([
+  implement(readTool, runRead),
+  implement(writeTool, runWrite),
+  implement(editTool, runEdit),
+  implement(globTool, runGlob),
+  implement(grepTool, runGrep),
+  implement(bashTool, runBash),
+]);
+
+/**
+ * Validate and run one tool call. A bad input, an unknown tool or a failing tool becomes an
+ * `isError` outcome the model can act on; the only rejection is an Error named 'AbortError',
+ * raised when `ctx.signal` fires (after the tool's processes are gone).
+ */
+export async function executeTool(name: string, rawInput: unknown, ctx: ToolContext): Promise<ToolOutcome> {
+  if (ctx.signal.aborted) throw abortError();
+  const definition = getToolDefinition(name);
+  const run = RUNNERS.get(name);
+  if (!definition || !run) {
+    const known = TOOL_DEFINITIONS.map((tool) => tool.name).join(', ');
+    return toolError(`Unknown tool "${name}". Available tools: ${known}.`);
+  }
+  const parsed = definition.inputSchema.safeParse(rawInput, parseErrorOptions);
+  if (!parsed.success) {
+    return toolError(formatInputValidationError(name, definition.inputSchema, parsed.error.issues));
+  }
+  try {
+    return await run(parsed.data, ctx);
+  } catch (error) {
+    if (isAbortError(error) || ctx.signal.aborted) throw abortError();
+    const message = error instanceof Error ? error.message : String(error);
+    return toolError(`${name} failed: ${message}`);
+  }
+}

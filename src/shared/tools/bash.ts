@@ -1,0 +1,47 @@
+import { z } from 'zod';
+import type { ToolDefinition } from '../tool-definition';
+import { isReadOnlyBashCommand } from './bash-classify';
+import { patternField } from './schema-parts';
+
+export const BASH_DEFAULT_TIMEOUT_MS = 120_000;
+export const BASH_MAX_TIMEOUT_MS = 600_000;
+/** Output beyond this many characters is cut, with a notice. */
+export const BASH_MAX_OUTPUT_CHARS = 30_000;
+
+export const bashInputSchema = z.strictObject({
+  command: patternField('The command to execute', 1_000_000),
+  timeout: z
+    .number()
+    .int()
+    .min(1)
+    .max(BASH_MAX_TIMEOUT_MS)
+    .describe(`Optional timeout in milliseconds (max ${BASH_MAX_TIMEOUT_MS})`)
+    .optional(),
+  description: z
+    .string()
+    .max(1000)
+    .describe(
+      'Clear, concise description of what this command does in 5-10 words, in active voice. Examples: "List files in current directory", "Install package dependencies"',
+    )
+    .optional(),
+});
+
+export type BashInput = z.infer<typeof bashInputSchema>;
+
+/** Bash: run a shell command in the workspace. */
+export const bashTool: ToolDefinition<BashInput> = {
+  name: 'Bash',
+  description: `Executes a given bash command with an optional timeout and returns its combined stdout and stderr.
+
+Usage:
+- The command runs with \`bash -c\` in the workspace root; each call starts a fresh shell, so \`cd\` and exported variables do not carry over to the next call. Use absolute paths or chain commands with &&
+- Always quote file paths that contain spaces with double quotes
+- You can specify an optional timeout in milliseconds (up to ${BASH_MAX_TIMEOUT_MS}ms / ${BASH_MAX_TIMEOUT_MS / 60_000} minutes). If not specified, commands time out after ${BASH_DEFAULT_TIMEOUT_MS}ms (${BASH_DEFAULT_TIMEOUT_MS / 60_000} minutes); on timeout the command and every process it started are killed
+- If the output exceeds ${BASH_MAX_OUTPUT_CHARS} characters, it is truncated before being returned to you
+- A non-zero exit code is reported as an error together with the output
+- Avoid using Bash for find, grep, cat, head, tail, sed, awk or echo when a dedicated tool fits: use Glob to find files, Grep to search contents, Read to read files, Edit to edit files and Write to write files
+- Interactive commands are not supported (stdin is closed)`,
+  inputSchema: bashInputSchema,
+  isConcurrencySafe: (input) => isReadOnlyBashCommand(input.command),
+  isReadOnly: (input) => isReadOnlyBashCommand(input.command),
+};

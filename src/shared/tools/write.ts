@@ -1,0 +1,27 @@
+import { z } from 'zod';
+import type { ToolDefinition } from '../tool-definition';
+import { MAX_TEXT_CHARS, pathField } from './schema-parts';
+
+export const writeInputSchema = z.strictObject({
+  file_path: pathField('The path to the file to write: absolute, or relative to the workspace root'),
+  content: z.string().max(MAX_TEXT_CHARS).describe('The content to write to the file'),
+});
+
+export type WriteInput = z.infer<typeof writeInputSchema>;
+
+/** Write: create or overwrite a whole file. */
+export const writeTool: ToolDefinition<WriteInput> = {
+  name: 'Write',
+  description: `Writes a file to the local filesystem.
+
+Usage:
+- This tool will overwrite the existing file if there is one at the provided path
+- Missing parent directories are created
+- The file_path parameter may be absolute or relative to the workspace root; files outside the workspace cannot be written
+- ALWAYS prefer editing existing files in the codebase with the Edit tool. NEVER write new files unless explicitly required
+- If this is an existing file, Read it first so you do not lose its contents
+- NEVER proactively create documentation files (*.md) or README files. Only create documentation files if explicitly requested by the User`,
+  inputSchema: writeInputSchema,
+  isConcurrencySafe: () => false,
+  isReadOnly: () => false,
+};

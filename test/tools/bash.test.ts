@@ -1,0 +1,135 @@
+import { mkdtemp, readFile, realpath, rm } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { runBash } from '../../src/activities/tools/bash';
+import { defaultBashEnv, executeTool, type ToolContext } from '../../src/activities/tools/index';
+
+let workspace: string;
+let ctx: ToolContext;
+const bash = (input: unknown) => executeTool('Bash', input, ctx);
+
+/** Dead means gone, or a zombie waiting for a reaper: either way it runs nothing. */
+function isDead(pid: number): boolean {
+  const stat = `/proc/${pid}/stat`;
+  if (!existsSync(stat)) return true;
+  try {
+    const state = readFileSync(stat, 'utf8').split(') ')[1]?.[0];
+    return state === 'Z' || state === 'X';
+  } catch {
+    return true;
+  }
+}
+
+beforeEach(async () => {
+  workspace = await realpath(await mkdtemp(path.join(tmpdir(), 'tools-bash-')));
+  ctx = { workspace, signal: new AbortController().signal, heartbeat: () => undefined };
+});
+afterEach(async () => {
+  await rm(workspace, { recursive: true, force: true });
+});
+
+describe('Bash', () => {
+  it('runs in the workspace and combines stdout and stderr', async () => {
+    expect(await bash({ command: 'pwd' })).toEqual({ isError: false, content: workspace });
+    const both = await bash({ command: 'echo to-out; echo to-err >&2', description: 'Print twice' });
+    expect(both.isError).toBe(false);
+    expect(both.content.split('\n').sort()).toEqual(['to-err', 'to-out']);
+    expect(await bash({ command: 'true' })).toEqual({ isError: false, content: '(Bash completed with no output)' });
+  });
+
+  it('reports a non-zero exit code as an error, with the output', async () => {
+    expect(await bash({ command: 'echo partial; exit 3' })).toEqual({ isError: true, content: 'partial\nExit code 3' });
+    expect(await bash({ command: 'kill -TERM $$' })).toEqual({
+      isError: true,
+      content: 'Command was terminated by signal SIGTERM',
+    });
+  });
+
+  it('cuts output at 30000 characters and says how much was cut', async () => {
+    const result = await bash({ command: "head -c 50000 /dev/zero | tr '\\0' a" });
+    const [output, notice] = result.content.split('\n');
+    expect(output).toBe('a'.repeat(30_000));
+    expect(notice).toBe('... [output truncated: 20000 more characters not shown]');
+    expect(result.isError).toBe(false);
+  });
+
+  it('kills the whole process group on timeout', async () => {
+    const started = Date.now();
+    const result = await bash({ command: 'sleep 300 & echo $!; sleep 300', timeout: 500 });
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(result.isError).toBe(true);
+    expect(result.content).toContain('Command timed out after 500 ms');
+    const pid = Number(result.content.split('\n')[0]);
+    expect(pid).toBeGreaterThan(0);
+    expect(isDead(pid)).toBe(true);
+  });
+
+  it('on abort, kills the process group and then rejects with an AbortError', async () => {
+    const controller = new AbortController();
+    const pending = executeTool(
+      'Bash',
+      { command: 'sleep 300 & echo $! > child.pid; sleep 300' },
+      { ...ctx, signal: controller.signal },
+    );
+    const pidFile = path.join(workspace, 'child.pid');
+    for (let i = 0; i < 100 && !existsSync(pidFile); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const pid = Number(await readFile(pidFile, 'utf8'));
+    expect(isDead(pid)).toBe(false);
+    controller.abort();
+    await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
+    expect(isDead(pid)).toBe(true);
+  });
+
+  it('does not wait for a background job that keeps the pipes open', async () => {
+    const started = Date.now();
+    const result = await bash({ command: 'sleep 3 & echo started' });
+    expect(result).toEqual({ isError: false, content: 'started' });
+    expect(Date.now() - started).toBeLessThan(2500);
+  });
+
+  it('keeps secrets out of the default environment', async () => {
+    const names = [
+      'ANTHROPIC_API_KEY',
+      'ANTHROPIC_AUTH_TOKEN',
+      'TEMPORAL_API_KEY',
+      'GITHUB_TOKEN',
+      'MY_SECRET',
+      'OPENAI_API_KEY',
+    ];
+    const saved = names.map((name) => process.env[name]);
+    for (const name of names) process.env[name] = `value-of-${name}`;
+    process.env.DURABLE_AGENT_HARMLESS = 'visible';
+    try {
+      const result = await bash({ command: 'env' });
+      for (const name of names) {
+        expect(result.content).not.toContain(name);
+        expect(result.content).not.toContain(`value-of-${name}`);
+      }
+      expect(result.content).toContain('DURABLE_AGENT_HARMLESS=visible');
+      expect(defaultBashEnv({ A_TOKEN: 'x', PATH: '/bin' })).toEqual({ PATH: '/bin' });
+    } finally {
+      names.forEach((name, i) => {
+        if (saved[i] === undefined) delete process.env[name];
+        else process.env[name] = saved[i];
+      });
+      delete process.env.DURABLE_AGENT_HARMLESS;
+    }
+  });
+
+  it('uses the environment the caller gives', async () => {
+    const result = await bash({ command: 'echo "$ONLY_HERE:${HOME:-unset}"' });
+    expect(result.content).toBe(':' + (process.env.HOME ?? 'unset'));
+    ctx = { ...ctx, env: { PATH: process.env.PATH, ONLY_HERE: 'yes' } };
+    expect((await bash({ command: 'echo "$ONLY_HERE:${HOME:-unset}"' })).content).toBe('yes:unset');
+  });
+
+  it('heartbeats while the command runs', async () => {
+    const beats: unknown[] = [];
+    const result = await runBash({ command: 'echo tick; sleep 0.4' }, { ...ctx, heartbeat: (d) => beats.push(d) }, 50);
+    expect(result.content).toBe('tick');
+    expect(beats.length).toBeGreaterThanOrEqual(3);
+    expect(beats[beats.length - 1]).toEqual({ tool: 'Bash', outputChars: 5 });
+  });
+});

@@ -1,0 +1,150 @@
+import { z } from 'zod';
+import { classifyToolUse } from '../../src/shared/tool-definition';
+import { getToolDefinition, isReadOnlyBashCommand, TOOL_DEFINITIONS } from '../../src/shared/tools/index';
+
+describe('tool definitions', () => {
+  it('offers the six tools under their Claude Code names', () => {
+    expect(TOOL_DEFINITIONS.map((tool) => tool.name).sort()).toEqual(['Bash', 'Edit', 'Glob', 'Grep', 'Read', 'Write']);
+    for (const tool of TOOL_DEFINITIONS) expect(getToolDefinition(tool.name)).toBe(tool);
+    expect(getToolDefinition('read')).toBeUndefined();
+  });
+
+  it.each(TOOL_DEFINITIONS.map((tool) => [tool.name, tool] as const))(
+    '%s has a JSON schema with a description on every field and no extra keys',
+    (_name, tool) => {
+      const schema = z.toJSONSchema(tool.inputSchema) as {
+        type: string;
+        additionalProperties: boolean;
+        properties: Record<string, { description?: string }>;
+      };
+      expect(schema.type).toBe('object');
+      expect(schema.additionalProperties).toBe(false);
+      expect(Object.keys(schema.properties).length).toBeGreaterThan(0);
+      for (const [key, property] of Object.entries(schema.properties)) {
+        expect([key, typeof property.description]).toEqual([key, 'string']);
+      }
+      expect(tool.description.length).toBeGreaterThan(50);
+      // The schema must survive a JSON round trip: it is sent to the model as JSON.
+      expect(JSON.parse(JSON.stringify(schema))).toEqual(schema);
+    },
+  );
+
+  it('uses the Claude Code input names', () => {
+    const keys = (name: string) =>
+      Object.keys((z.toJSONSchema(getToolDefinition(name)!.inputSchema) as { properties: object }).properties).sort();
+    expect(keys('Read')).toEqual(['file_path', 'limit', 'offset']);
+    expect(keys('Write')).toEqual(['content', 'file_path']);
+    expect(keys('Edit')).toEqual(['file_path', 'new_string', 'old_string', 'replace_all']);
+    expect(keys('Glob')).toEqual(['path', 'pattern']);
+    expect(keys('Grep')).toEqual(
+      [
+        '-A',
+        '-B',
+        '-C',
+        '-i',
+        '-n',
+        'glob',
+        'head_limit',
+        'multiline',
+        'offset',
+        'output_mode',
+        'path',
+        'pattern',
+        'type',
+      ].sort(),
+    );
+    expect(keys('Bash')).toEqual(['command', 'description', 'timeout']);
+  });
+
+  it('classifies concurrency and read-only-ness', () => {
+    const classify = (name: string, input: unknown) => classifyToolUse(getToolDefinition(name), input);
+    const both = { concurrencySafe: true, readOnly: true };
+    const neither = { concurrencySafe: false, readOnly: false };
+    expect(classify('Read', { file_path: 'a' })).toEqual(both);
+    expect(classify('Glob', { pattern: '*' })).toEqual(both);
+    expect(classify('Grep', { pattern: 'x' })).toEqual(both);
+    expect(classify('Write', { file_path: 'a', content: '' })).toEqual(neither);
+    expect(classify('Edit', { file_path: 'a', old_string: 'a', new_string: 'b' })).toEqual(neither);
+    expect(classify('Bash', { command: 'git status' })).toEqual(both);
+    expect(classify('Bash', { command: 'rm -rf x' })).toEqual(neither);
+    expect(classify('Read', { file_path: 3 })).toEqual(neither);
+  });
+});
+
+describe('isReadOnlyBashCommand', () => {
+  it.each([
+    'ls',
+    'ls -la src',
+    'cat package.json',
+    'head -n 20 README.md',
+    'tail -f log.txt',
+    'wc -l src/index.ts',
+    'pwd',
+    'echo hello world',
+    'echo "a;b && c > d"',
+    'sleep 3 && cat config.yml',
+    'ls; pwd',
+    'git status || true',
+    "grep -rn 'foo|bar' src",
+    'rg -n "TODO" src',
+    "find . -name '*.ts' -type f",
+    'git status',
+    'git log --oneline -n 5',
+    'git diff HEAD~1 -- src',
+    'git show HEAD:package.json',
+    'git branch',
+    'git branch -a',
+    'cat a.txt | grep foo | wc -l',
+    "grep 'x$' file",
+    'ls # a comment; rm -rf /',
+  ])('read-only: %s', (command) => {
+    expect(isReadOnlyBashCommand(command)).toBe(true);
+  });
+
+  it.each([
+    'rm -rf build',
+    'ls; rm x',
+    'ls && rm x',
+    'ls || rm x',
+    'ls & rm x',
+    'ls\nrm x',
+    'cat a | sh',
+    'cat a | xargs rm',
+    'echo hi > file',
+    'echo hi >> file',
+    'cat < file',
+    'echo $(rm x)',
+    'echo `rm x`',
+    'echo "$(rm x)"',
+    'echo $HOME',
+    'echo ${X:=y}',
+    'find . -delete',
+    'find . -name x -exec rm {} ;',
+    'find . -execdir rm {} +',
+    'find . -fprint out',
+    'find *',
+    'rg --pre ./evil pattern',
+    'rg --pre=sh x',
+    'rg foo *',
+    'git commit -m x',
+    'git push',
+    'git -c core.pager=sh log',
+    'git -C /tmp status',
+    'git branch new-branch',
+    'git branch -D main',
+    'git diff --output=out.txt',
+    'git diff --ext-diff',
+    'FOO=1 ls',
+    '/bin/ls',
+    '(ls)',
+    'ls | ',
+    '',
+    '   ',
+    "echo 'unterminated",
+    'sed -i s/a/b/ file',
+    'npm test',
+    "echo $'\\x41'",
+  ])('not read-only: %j', (command) => {
+    expect(isReadOnlyBashCommand(command)).toBe(false);
+  });
+});
