@@ -19,7 +19,7 @@ const FINAL_TEXT =
   'Done. config.yml now carries the edited marker after the version line, and the file reads back as expected. ' +
   'Nothing else in the workspace was changed; the Bash check printed the new contents, which confirms the edit.';
 
-function script(slowTurns: Record<number, number> = {}): ScriptedSession {
+function script(slowTurns: Record<number, number> = {}, bashCommand = 'sleep 3 && cat config.yml'): ScriptedSession {
   return {
     name: 'durability',
     slowTurns,
@@ -41,7 +41,7 @@ function script(slowTurns: Record<number, number> = {}): ScriptedSession {
         ],
       },
       {
-        content: [{ type: 'tool_use', id: 'toolu_bash_1', name: 'Bash', input: { command: 'sleep 3 && cat config.yml' } }],
+        content: [{ type: 'tool_use', id: 'toolu_bash_1', name: 'Bash', input: { command: bashCommand } }],
       },
       { content: [{ type: 'text', text: FINAL_TEXT }] },
     ],
@@ -90,9 +90,10 @@ describe('durability: a worker SIGKILLed mid-turn', () => {
 
   async function interruptedRun(options: {
     slowTurns?: Record<number, number>;
+    bashCommand?: string;
     killWhen: (server: ScriptedModelServer, jobId: string) => Promise<void>;
   }) {
-    const server = await ScriptedModelServer.start(script(options.slowTurns));
+    const server = await ScriptedModelServer.start(script(options.slowTurns, options.bashCommand));
     const taskQueue = uniqueTaskQueue('kill');
     const home = tempDir('home');
     const workspace = makeWorkspace(files);
@@ -149,5 +150,27 @@ describe('durability: a worker SIGKILLed mid-turn', () => {
     expect(run.terminal.reason).toBe('completed');
     expect(run.conversation).toBe(reference);
     expect(fs.readFileSync(path.join(run.workspace, 'config.yml'), 'utf8')).toBe('name: demo\nversion: 1\nedited: yes\n');
+  });
+
+  test('killed while a side-effecting Bash runs: it is not run again, the model is told', async () => {
+    const waitForBash = async (_server: ScriptedModelServer, jobId: string) => {
+      await waitFor(
+        async () => {
+          const snapshot = await env.client.workflow.getHandle(jobId).query(snapshotQuery);
+          return snapshot.runningTools.some((tool) => tool.name === 'Bash') ? true : undefined;
+        },
+        60_000,
+        'the Bash tool to start',
+      );
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    };
+    const run = await interruptedRun({ bashCommand: 'echo run >> runs.log; sleep 3', killWhen: waitForBash });
+    expect(run.terminal.reason).toBe('completed');
+    // Ran once, on the killed worker; the retry did not run it again.
+    expect(fs.readFileSync(path.join(run.workspace, 'runs.log'), 'utf8')).toBe('run\n');
+    const last = run.server.requests.at(-1)?.body as { messages: Array<{ content: unknown }> };
+    const bashResult = JSON.stringify(last.messages.at(-1)?.content);
+    expect(bashResult).toContain('interrupted by a worker failure');
+    expect(bashResult).toContain('"is_error":true');
   });
 });

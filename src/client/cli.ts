@@ -172,3 +172,5 @@ export async function main(argv: string[]): Promise<void> {
     process.exitCode = 1;
   }
 }
+
+if (require.main === module) void main(process.argv);

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
-import { NativeConnection } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { ScriptedModelServer, loadScriptedSession } from '../model-server';
 import type { Terminal } from '../shared/terminal';
 import { anthropicFromEnv } from '../worker/anthropic-client';
@@ -24,6 +24,8 @@ const DEMO_PROMPT = 'Check the login module';
  * the model is a recorded session replayed by the local Messages API server, and it says so.
  */
 export async function runDemo(out: Output, env: NodeJS.ProcessEnv = process.env): Promise<Terminal> {
+  // The demo's output is the conversation; the worker's routine INFO lines would bury it.
+  Runtime.install({ logger: new DefaultLogger('WARN') });
   const root = packageRoot();
   const workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'durable-agent-demo-'));
   fs.cpSync(path.join(root, 'examples', 'login-demo'), workspace, { recursive: true });

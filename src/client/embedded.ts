@@ -2,7 +2,6 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { packageRoot } from '../worker/package-root';
 import { dataHome } from './config';
 import { freePort, isListening, isProcessAlive } from './free-port';
 import { findTemporalBinary } from './temporal-binary';
@@ -120,7 +119,9 @@ export async function ensureEmbeddedWorker(server: EmbeddedServer, home = dataHo
       return { pid: known.pid, started: false };
     }
     const log = fs.openSync(path.join(home, 'logs', 'worker.log'), 'a');
-    const child = spawn(process.execPath, [path.join(packageRoot(), 'dist', 'src', 'worker', 'main.js')], {
+    // The worker runs the same build as this CLI: compiled JS, or TypeScript under ts-node in tests.
+    const workerMain = path.join(__dirname, '..', 'worker', `main${path.extname(__filename)}`);
+    const child = spawn(process.execPath, [...process.execArgv, workerMain], {
       detached: true,
       stdio: ['ignore', log, log],
       env: { ...process.env, TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: 'default', DURABLE_AGENT_HOME: home },
