@@ -1,0 +1,33 @@
+# durable-agent worker image (first version: single stage, dev dependencies kept for the build).
+#
+#   docker build -t durable-agent:local .
+#   docker run --rm -e TEMPORAL_ADDRESS=host.docker.internal:7233 -e ANTHROPIC_API_KEY \
+#     -v "$PWD:/workspace" -v durable-agent-data:/data durable-agent:local
+#
+# See docker-compose.yml for the full stack (Postgres, Temporal, Temporal UI, worker).
+FROM node:20-bookworm-slim
+
+# ripgrep backs the agent's Grep/Glob tools; git is used by the agent's Bash tool and by some npm installs.
+RUN apt-get update \
+  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ripgrep git ca-certificates \
+  && rm -rf /var/lib/apt/lists/*
+
+WORKDIR /app
+
+# Dependencies first, so this layer is reused while only sources change.
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+
+COPY . .
+RUN npm run build --if-present
+
+# /data holds DURABLE_AGENT_HOME (a named volume in docker-compose.yml); /workspace is the user's repo.
+RUN mkdir -p /data /workspace && chown node:node /data /workspace
+
+ENV NODE_ENV=production \
+  DURABLE_AGENT_HOME=/data \
+  TEMPORAL_ADDRESS=temporal:7233
+
+USER node
+WORKDIR /workspace
+CMD ["node", "/app/bin/durable-agent.js", "worker"]

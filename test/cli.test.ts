@@ -1,0 +1,118 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { loadScriptedSession } from '../src/model-server';
+import { isProcessAlive } from '../src/client/free-port';
+import { ScriptedModelServer, tempDir } from './support/harness';
+
+const root = path.join(__dirname, '..');
+
+interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * The CLI as a user runs it, with no TEMPORAL_ADDRESS: it starts the embedded Temporal server and
+ * a background worker under DURABLE_AGENT_HOME.
+ */
+function cli(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', path.join(root, 'src/client/cli.ts'), ...args], {
+      cwd: root,
+      env,
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('durable-agent CLI on the embedded default', () => {
+  const home = tempDir('home');
+  let server: ScriptedModelServer;
+  let env: NodeJS.ProcessEnv;
+  let workspace: string;
+
+  beforeAll(async () => {
+    const recorded = loadScriptedSession(path.join(root, 'examples/recorded/check-login.json'));
+    server = await ScriptedModelServer.start({
+      ...recorded,
+      chunkDelayMs: 0,
+      // A second job, "cli-abort", hangs on its first model call; the first job never reaches turn 3.
+      faults: [{ turn: 0, attempt: 2, kind: 'hang' }],
+    });
+    env = { ...process.env, DURABLE_AGENT_HOME: home, ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: server.url };
+    delete env.TEMPORAL_ADDRESS;
+    workspace = tempDir('ws');
+    fs.cpSync(path.join(root, 'examples/login-demo'), workspace, { recursive: true });
+  });
+
+  afterAll(async () => {
+    await cli(['stop'], env);
+    await server?.close();
+  });
+
+  test('run follows the job to its Terminal; a second run with the same id does not start another', async () => {
+    const first = await cli(['run', 'Check the login module', '--cwd', workspace, '--job-id', 'cli-job'], env);
+    expect(first.stderr).toContain('started job cli-job on embedded Temporal server');
+    expect(first.stdout).toContain('→ Grep {"pattern":"login|auth"');
+    expect(first.stdout).toContain('← Read:');
+    expect(first.stdout).toContain('Terminal: completed after 3 turns');
+    expect(first.code).toBe(0);
+    expect(server.requests).toHaveLength(3);
+
+    const again = await cli(['run', 'Check the login module', '--cwd', workspace, '--job-id', 'cli-job'], env);
+    expect(again.stderr).toContain('job cli-job already ended (COMPLETED)');
+    expect(again.stdout).toContain('Terminal: completed after 3 turns');
+    expect(again.code).toBe(0);
+    expect(server.requests).toHaveLength(3);
+
+    const status = await cli(['status', 'cli-job', '--json'], env);
+    expect(JSON.parse(status.stdout)).toMatchObject({ status: 'COMPLETED', phase: 'finished', turnCount: 3 });
+
+    const result = await cli(['result', 'cli-job', '--json'], env);
+    expect(JSON.parse(result.stdout)).toMatchObject({ reason: 'completed', turnCount: 3 });
+  });
+
+  test('a detached job can be inspected and aborted from another shell', async () => {
+    const started = await cli(['run', 'Check the login module', '--cwd', workspace, '--job-id', 'cli-abort', '--detach'], env);
+    expect(started.code).toBe(0);
+    expect(started.stdout.trim()).toBe('cli-abort');
+    await server.waitForRequest(0, 2, 30_000);
+
+    expect((await cli(['max-turns', 'cli-abort', '5'], env)).stdout).toContain('maxTurns of cli-abort set to 5');
+    expect((await cli(['send', 'cli-abort', 'Also check the session module'], env)).code).toBe(0);
+    const status = JSON.parse((await cli(['status', 'cli-abort', '--json'], env)).stdout);
+    expect(status).toMatchObject({ status: 'RUNNING', phase: 'calling_model', maxTurns: 5, queuedUserMessages: 1 });
+
+    expect((await cli(['abort', 'cli-abort', '--reason', 'changed my mind'], env)).code).toBe(0);
+    const result = await cli(['result', 'cli-abort', '--json'], env);
+    expect(JSON.parse(result.stdout)).toMatchObject({ reason: 'aborted_streaming', detail: 'changed my mind' });
+    expect(result.code).toBe(3);
+  });
+
+  test('bad input gets a clear error and starts nothing', async () => {
+    const empty = await cli(['run', '  ', '--cwd', workspace], env);
+    expect(empty.code).toBe(1);
+    expect(empty.stderr).toContain('The prompt is empty');
+    const missing = await cli(['run', 'hello', '--cwd', path.join(workspace, 'nope')], env);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('is not a directory');
+    const turns = await cli(['max-turns', 'cli-job', 'many'], env);
+    expect(turns.code).toBe(1);
+    expect(turns.stderr).toContain('the turn limit must be a whole number');
+  });
+
+  test('stop ends the embedded server and worker', async () => {
+    const records = ['embedded-server.json', 'embedded-worker.json'].map(
+      (name) => JSON.parse(fs.readFileSync(path.join(home, name), 'utf8')) as { pid: number },
+    );
+    const stopped = await cli(['stop'], env);
+    expect(stopped.stdout).toContain('stopped worker');
+    for (const record of records) expect(isProcessAlive(record.pid)).toBe(false);
+  });
+});
