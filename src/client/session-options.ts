@@ -28,9 +28,18 @@ export function parsePositiveInt(value: string, name = 'value'): number {
  */
 export function buildSessionInput(prompt: string, flags: RunFlags, env: NodeJS.ProcessEnv = process.env): SessionInput {
   if (!prompt.trim()) throw new InvalidArgumentError('The prompt is empty: say what the agent should do, e.g. durable-agent run "Check the login module".');
-  const workspace = path.resolve(flags.cwd ?? process.cwd());
+  const given = flags.cwd ?? process.cwd();
+  const workspace = path.resolve(given);
   const stat = fs.statSync(workspace, { throwIfNoEntry: false });
-  if (!stat?.isDirectory()) throw new InvalidArgumentError(`--cwd ${workspace} is not a directory: point it at the repository the agent should work in.`);
+  // On a remote cluster the workspace is a path on the workers' machines, which this shell may
+  // not see; the job then checks it on the worker and ends with a Terminal if it is missing.
+  const remote = Boolean(env.TEMPORAL_ADDRESS?.trim());
+  if (!stat?.isDirectory() && !(remote && path.isAbsolute(given) && !stat)) {
+    throw new InvalidArgumentError(
+      `--cwd ${workspace} is not a directory: point it at the repository the agent should work in` +
+        (remote ? ' (with TEMPORAL_ADDRESS set, an absolute path as the workers see it is also accepted).' : '.'),
+    );
+  }
   const tools = flags.tools
     ?.split(',')
     .map((name) => name.trim())
@@ -39,7 +48,7 @@ export function buildSessionInput(prompt: string, flags: RunFlags, env: NodeJS.P
   if (unknown?.length) throw new InvalidArgumentError(`Unknown tool(s) in --tools: ${unknown.join(', ')}.`);
   return {
     prompt,
-    workspace: fs.realpathSync(workspace),
+    workspace: stat ? fs.realpathSync(workspace) : workspace,
     model: flags.model ?? env.ANTHROPIC_MODEL ?? DEFAULT_MODEL,
     ...(flags.fallbackModel ? { fallbackModel: flags.fallbackModel } : {}),
     ...(flags.maxTurns !== undefined ? { maxTurns: flags.maxTurns } : {}),

@@ -11,6 +11,8 @@ export const TERMINAL_REASONS = [
   'model_error',
   'budget_exhausted',
   'blocking_limit',
+  // Not in the seed: the job could not start (e.g. its workspace is missing on the worker).
+  'setup_failed',
 ] as const;
 export type TerminalReason = (typeof TERMINAL_REASONS)[number];
 
