@@ -20,6 +20,7 @@ export interface CallModelDeps {
 
 const EPHEMERAL = { type: 'ephemeral' } as const;
 const HEARTBEAT_EVERY_MS = 1_000;
+const KEEP_ALIVE_MS = 5_000;
 
 /**
  * Phase 2 of a turn: write the pending messages into the transcript, send the whole conversation
@@ -50,8 +51,14 @@ export async function callModel(deps: CallModelDeps, input: CallModelInput): Pro
     lastBeat = now;
     ctx.heartbeat({ chars: text.length, tail: text.slice(-200) });
   };
-  // The heartbeat proves the worker is alive even while the model thinks silently.
-  const keepAlive = setInterval(() => beat(true), HEARTBEAT_EVERY_MS * 5);
+  // The heartbeat proves the worker is alive even while the model thinks silently; it must come
+  // well within the heartbeat timeout, however short the session configured it.
+  const heartbeatTimeoutMs = ctx.info.heartbeatTimeoutMs;
+  const keepAliveMs = Math.max(
+    100,
+    Math.min(KEEP_ALIVE_MS, heartbeatTimeoutMs ? Math.floor(heartbeatTimeoutMs / 3) : KEEP_ALIVE_MS),
+  );
+  const keepAlive = setInterval(() => beat(true), keepAliveMs);
   const idle = new AbortController();
   let idleTimer: NodeJS.Timeout | undefined;
   const armIdleTimer = () => {
@@ -64,7 +71,11 @@ export async function callModel(deps: CallModelDeps, input: CallModelInput): Pro
     beat(true);
     armIdleTimer();
     const stream = client.messages.stream(params, { signal });
-    stream.on('streamEvent', armIdleTimer);
+    // Any event is progress, not only text: a tool_use streams as input_json deltas.
+    stream.on('streamEvent', () => {
+      armIdleTimer();
+      beat();
+    });
     stream.on('text', (delta) => {
       text += delta;
       beat();

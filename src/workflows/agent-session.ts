@@ -54,10 +54,9 @@ export async function agentSession(input: SessionInput): Promise<Terminal> {
   control.install();
 
   const info = workflowInfo();
-  const session: Session = {
-    input,
-    sessionKey: `${info.workflowId}/${info.firstExecutionRunId}`,
-    systemPromptRef:
+  let systemPromptRef: string;
+  try {
+    systemPromptRef =
       input.resume?.systemPromptRef ??
       (
         await activities.buildSystemPrompt({
@@ -65,7 +64,16 @@ export async function agentSession(input: SessionInput): Promise<Terminal> {
           model: input.model,
           appendSystemPrompt: input.appendSystemPrompt,
         })
-      ).ref,
+      ).ref;
+  } catch (error) {
+    // A job that cannot start (its workspace missing on the worker) still ends with a Terminal.
+    if (!(error instanceof ActivityFailure)) throw error;
+    return setupFailed(state, control, error.cause?.message ?? error.message);
+  }
+  const session: Session = {
+    input,
+    sessionKey: `${info.workflowId}/${info.firstExecutionRunId}`,
+    systemPromptRef,
     tools: input.tools ?? TOOL_DEFINITIONS.map((tool) => tool.name),
     maxTokens: input.maxTokens ?? DEFAULT_MAX_TOKENS,
     activities,
@@ -77,6 +85,7 @@ export async function agentSession(input: SessionInput): Promise<Terminal> {
       const step = await runTurn(session, state);
       if (step.kind === 'terminal') return await finish(session, step.state, step.reason, step.detail);
       state = step.state;
+      control.showTurnState(undefined);
       if (workflowInfo().continueAsNewSuggested) {
         await condition(allHandlersFinished);
         await continueAsNew<typeof agentSession>({
@@ -127,6 +136,8 @@ async function runTurn(session: Session, state: State): Promise<TurnStep> {
     usage: addUsage(state.usage, reply.usage),
     lastAssistantText: text || state.lastAssistantText,
   };
+  // The snapshot shows the reply's usage and text while the tools run, not the State before it.
+  control.showTurnState(afterReply);
 
   // The seed's needsFollowUp: tool_use blocks in the reply, never stop_reason.
   const toolUseBlocks = findToolUseBlocks(message);
@@ -314,7 +325,25 @@ async function finish(session: Session, state: State, reason: TerminalReason, de
   };
   control.phase = 'finished';
   control.terminal = terminal;
+  control.showTurnState(state);
   control.record({ turn: state.turnCount, kind: 'notice', text: `terminal: ${reason}${detail ? ` (${detail})` : ''}` });
+  return terminal;
+}
+
+function setupFailed(state: State, control: SessionControl, detail: string): Terminal {
+  const terminal: Terminal = {
+    reason: 'setup_failed',
+    turnCount: 0,
+    finalText: '',
+    usage: state.usage,
+    model: state.model,
+    detail,
+    transcriptHead: null,
+    messageCount: 0,
+  };
+  control.phase = 'finished';
+  control.terminal = terminal;
+  control.record({ turn: 0, kind: 'notice', text: `terminal: setup_failed (${detail})` });
   return terminal;
 }
 

@@ -20,6 +20,11 @@ export class SessionControl {
   readonly runningTools = new Map<string, string>();
   terminal: Terminal | undefined;
   private events: SessionEvent[];
+  /**
+   * The State the loop is working on, when it is newer than the loop's own `state` variable (which
+   * only changes between turns): after the model replied and while its tools run, or at the end.
+   */
+  private turnState: State | undefined;
   private nextSeq: number;
   /** Cancelled by `abort`; the loop runs each turn's model call and tools inside it. */
   private turnScope: CancellationScope | undefined;
@@ -77,6 +82,11 @@ export class SessionControl {
     }
   }
 
+  /** Show `state` in snapshots until the next call; `undefined` goes back to the loop's State. */
+  showTurnState(state: State | undefined): void {
+    this.turnState = state;
+  }
+
   drainInbox(): string[] {
     return this.inbox.splice(0, this.inbox.length);
   }
@@ -93,7 +103,7 @@ export class SessionControl {
   }
 
   private snapshot(sinceSeq: number): SessionSnapshot {
-    const state = this.currentState();
+    const state = this.turnState ?? this.currentState();
     return {
       phase: this.phase,
       turnCount: state.turnCount,

@@ -1,0 +1,524 @@
+/**
+ * Everything that reaches a running job from outside: the `abort`, `setMaxTurns` and `userMessage`
+ * signals, Temporal cancellation, the `snapshot` query, and the `maxTurns` limit. Real Temporal dev
+ * server, in-process worker, the real Anthropic SDK against the scripted model server.
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { WorkflowHandle } from '@temporalio/client';
+import { FileContentStore } from '../src/activities/store/content-store';
+import { TranscriptStore } from '../src/activities/store/transcript-store';
+import type { ScriptedBlock, ScriptedReply, ScriptedSession } from '../src/model-server';
+import type { Message } from '../src/shared/messages';
+import type { SessionInput, SessionSnapshot } from '../src/shared/session';
+import type { Terminal } from '../src/shared/terminal';
+import { abortSignal, setMaxTurnsSignal, snapshotQuery, userMessageSignal } from '../src/workflows/definitions';
+import {
+  ScriptedModelServer,
+  makeWorkspace,
+  sessionInput,
+  startTemporal,
+  startWorker,
+  tempDir,
+  uniqueTaskQueue,
+  waitFor,
+} from './support/harness';
+
+// ---------------------------------------------------------------------------------------------
+// Helpers (kept in this file: each workflow-*.test.ts file stands alone)
+
+interface Job {
+  server: ScriptedModelServer;
+  handle: WorkflowHandle;
+  workspace: string;
+  storeDir: string;
+}
+
+type RequestMessage = { role: string; content: string | Array<Record<string, unknown>> };
+
+let env: TestWorkflowEnvironment;
+let jobCounter = 0;
+
+async function withJob(
+  name: string,
+  options: {
+    session: ScriptedSession;
+    files?: Record<string, string>;
+    fifos?: string[];
+    input?: Partial<SessionInput>;
+  },
+  body: (job: Job) => Promise<void>,
+): Promise<void> {
+  const server = await ScriptedModelServer.start({ name, ...options.session });
+  const taskQueue = uniqueTaskQueue(name);
+  const storeDir = tempDir('store');
+  let running: Awaited<ReturnType<typeof startWorker>> | undefined;
+  try {
+    running = await startWorker(env, server, { taskQueue, storeDir });
+    const workspace = makeWorkspace(options.files ?? {});
+    for (const fifo of options.fifos ?? []) execFileSync('mkfifo', [path.join(workspace, fifo)]);
+    const handle = await env.client.workflow.start('agentSession', {
+      taskQueue,
+      workflowId: `${name}-${process.pid}-${Date.now()}-${++jobCounter}`,
+      args: [sessionInput(workspace, options.input)],
+    });
+    await body({ server, handle, workspace, storeDir });
+  } finally {
+    running?.worker.shutdown();
+    await Promise.all([running?.done, server.close()]);
+  }
+}
+
+function toolUse(id: string, name: string, input: Record<string, unknown>): ScriptedBlock {
+  return { type: 'tool_use', id, name, input };
+}
+
+const text = (value: string): ScriptedReply => ({ content: [{ type: 'text', text: value }] });
+
+function requestMessages(server: ScriptedModelServer, index: number): RequestMessage[] {
+  const body = server.requests[index]?.body as { messages?: RequestMessage[] } | undefined;
+  if (!body?.messages) throw new Error(`no request ${index} (received ${server.requests.length})`);
+  return body.messages;
+}
+
+function snapshot(handle: WorkflowHandle, sinceSeq?: number): Promise<SessionSnapshot> {
+  return handle.query(snapshotQuery, sinceSeq);
+}
+
+async function waitForSnapshot(
+  handle: WorkflowHandle,
+  check: (s: SessionSnapshot) => boolean,
+  what: string,
+  timeoutMs = 30_000,
+): Promise<SessionSnapshot> {
+  return waitFor(
+    async () => {
+      const s = await snapshot(handle);
+      return check(s) ? s : undefined;
+    },
+    timeoutMs,
+    what,
+  );
+}
+
+async function loadTranscript(storeDir: string, terminal: Terminal): Promise<Message[]> {
+  const transcripts = new TranscriptStore(new FileContentStore(storeDir));
+  return transcripts.load({ head: terminal.transcriptHead, messageCount: terminal.messageCount });
+}
+
+/** True while `pid` is a live process (a zombie counts as gone: it runs nothing). */
+function isAlive(pid: number): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return false;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+describe('workflow: signals, query and limits', () => {
+  beforeAll(async () => {
+    env = await startTemporal();
+  });
+  afterAll(async () => {
+    await env?.teardown();
+  });
+
+  describe('abort', () => {
+    test('abort while the model call hangs ends the job promptly with aborted_streaming', async () => {
+      const session: ScriptedSession = {
+        replies: [text('never sent')],
+        faults: [{ turn: 0, attempt: 1, kind: 'hang' }],
+      };
+      // A heartbeat timeout longer than the test, so only the abort can end the hung call.
+      const input = { timeouts: { modelHeartbeatMs: 60_000, modelRetryInitialMs: 100, toolHeartbeatMs: 3_000 } };
+      await withJob('abort-streaming', { session, input }, async ({ server, handle, storeDir }) => {
+        await server.waitForRequest(0, 1, 30_000);
+        const before = await snapshot(handle);
+        expect(before.phase).toBe('calling_model');
+
+        const started = Date.now();
+        await handle.signal(abortSignal, 'user pressed stop');
+        const terminal = (await handle.result()) as Terminal;
+        const elapsed = Date.now() - started;
+
+        expect(terminal.reason).toBe('aborted_streaming');
+        expect(terminal.detail).toBe('user pressed stop');
+        expect(terminal.turnCount).toBe(1);
+        expect(elapsed).toBeLessThan(10_000);
+        expect(server.requests).toHaveLength(1);
+        // The prompt is kept: the transcript holds the user's message and nothing from the model.
+        const transcript = await loadTranscript(storeDir, terminal);
+        expect(transcript.map((m) => m.role)).toEqual(['user']);
+        const after = await snapshot(handle);
+        expect(after.phase).toBe('finished');
+        expect(after.abortRequested).toBe(true);
+        expect(after.terminal?.reason).toBe('aborted_streaming');
+      });
+    });
+
+    test('abort while Bash sleeps ends with aborted_tools, a synthetic error result, and no process left', async () => {
+      const session: ScriptedSession = {
+        replies: [
+          {
+            content: [
+              { type: 'text', text: 'Running the long command.' },
+              toolUse('toolu_sleep', 'Bash', { command: 'echo $$ > sleep.pid && exec sleep 30' }),
+              // Queued behind the Bash call (neither is concurrency-safe): it must never start.
+              toolUse('toolu_write', 'Write', { file_path: 'after-abort.txt', content: 'should not exist' }),
+            ],
+          },
+          text('never reached'),
+        ],
+      };
+      await withJob('abort-tools', { session }, async ({ server, handle, workspace, storeDir }) => {
+        const pidFile = path.join(workspace, 'sleep.pid');
+        await waitForSnapshot(
+          handle,
+          (s) => s.runningTools.some((t) => t.toolUseId === 'toolu_sleep'),
+          'the Bash call to start',
+        );
+        const pid = await waitFor(
+          async () => {
+            const value = fs.existsSync(pidFile) ? Number(fs.readFileSync(pidFile, 'utf8').trim()) : NaN;
+            return Number.isInteger(value) && value > 0 && isAlive(value) ? value : undefined;
+          },
+          10_000,
+          'the sleep process',
+        );
+
+        const started = Date.now();
+        await handle.signal(abortSignal);
+        const terminal = (await handle.result()) as Terminal;
+        expect(Date.now() - started).toBeLessThan(10_000);
+
+        expect(terminal.reason).toBe('aborted_tools');
+        expect(terminal.detail).toBe('aborted by request');
+        expect(terminal.turnCount).toBe(1);
+        expect(terminal.finalText).toBe('Running the long command.');
+        expect(server.requests).toHaveLength(1);
+
+        // The transcript ends with the tool_use answered by a synthetic error, so it can be resumed.
+        const transcript = await loadTranscript(storeDir, terminal);
+        expect(transcript).toHaveLength(terminal.messageCount);
+        expect(transcript.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
+        const last = transcript.at(-1);
+        expect(Array.isArray(last?.content)).toBe(true);
+        const blocks = last!.content as Array<{
+          type: string;
+          tool_use_id?: string;
+          is_error?: boolean;
+          content?: string;
+        }>;
+        expect(blocks).toHaveLength(2);
+        expect(blocks[0]).toMatchObject({ type: 'tool_result', tool_use_id: 'toolu_sleep', is_error: true });
+        expect(blocks[0]?.content).toMatch(/Interrupted by user.*cancelled before it finished/);
+        expect(blocks[1]).toMatchObject({ type: 'tool_result', tool_use_id: 'toolu_write', is_error: true });
+        expect(blocks[1]?.content).toMatch(/Interrupted by user.*never started/);
+        expect(fs.existsSync(path.join(workspace, 'after-abort.txt'))).toBe(false);
+
+        // The sleep itself was killed, not left running behind the finished job.
+        await waitFor(async () => (isAlive(pid) ? undefined : true), 15_000, `sleep process ${pid} to die`);
+      });
+    });
+
+    test('Temporal cancellation during a model call returns an aborted Terminal', async () => {
+      const session: ScriptedSession = {
+        replies: [text('never sent')],
+        faults: [{ turn: 0, attempt: 1, kind: 'hang' }],
+      };
+      const input = { timeouts: { modelHeartbeatMs: 60_000, modelRetryInitialMs: 100, toolHeartbeatMs: 3_000 } };
+      await withJob('temporal-cancel', { session, input }, async ({ server, handle }) => {
+        await server.waitForRequest(0, 1, 30_000);
+        const started = Date.now();
+        await handle.cancel();
+        // The workflow catches the cancellation and still returns its Terminal (invariant 5),
+        // so the execution completes rather than ending as "cancelled".
+        const terminal = (await handle.result()) as Terminal;
+        expect(Date.now() - started).toBeLessThan(10_000);
+        expect(terminal.reason).toBe('aborted_streaming');
+        expect(terminal.detail).toBe('workflow cancelled');
+        expect(terminal.turnCount).toBe(1);
+        expect(server.requests).toHaveLength(1);
+        const description = await handle.describe();
+        expect(description.status.name).toBe('COMPLETED');
+      });
+    });
+
+    test('Temporal cancellation while a tool runs returns aborted_tools', async () => {
+      const session: ScriptedSession = {
+        replies: [{ content: [toolUse('toolu_gate', 'Bash', { command: 'cat gate.fifo' })] }, text('never reached')],
+      };
+      await withJob(
+        'temporal-cancel-tools',
+        { session, fifos: ['gate.fifo'] },
+        async ({ server, handle, storeDir }) => {
+          await waitForSnapshot(handle, (s) => s.runningTools.length === 1, 'the tool to start');
+          await handle.cancel();
+          const terminal = (await handle.result()) as Terminal;
+          expect(terminal.reason).toBe('aborted_tools');
+          expect(terminal.detail).toBe('workflow cancelled');
+          expect(server.requests).toHaveLength(1);
+          const transcript = await loadTranscript(storeDir, terminal);
+          expect(JSON.stringify(transcript.at(-1))).toContain('toolu_gate');
+          expect(JSON.stringify(transcript.at(-1))).toContain('"is_error":true');
+        },
+      );
+    });
+  });
+
+  describe('maxTurns', () => {
+    const alwaysTool = (turns: number): ScriptedSession => ({
+      replies: Array.from({ length: turns }, (_, i) => ({
+        content: [toolUse(`toolu_turn_${i}`, 'Read', { file_path: 'a.txt' })],
+      })),
+    });
+
+    test('maxTurns 2 with a model that always asks for a tool: max_turns after exactly 2 requests', async () => {
+      await withJob(
+        'max-turns',
+        { session: alwaysTool(6), files: { 'a.txt': 'a\n' }, input: { maxTurns: 2 } },
+        async ({ server, handle, storeDir }) => {
+          const terminal = (await handle.result()) as Terminal;
+          expect(terminal.reason).toBe('max_turns');
+          expect(terminal.turnCount).toBe(2);
+          expect(server.requests).toHaveLength(2);
+          // The second turn's tool result is kept in the transcript: nothing is left unanswered.
+          const transcript = await loadTranscript(storeDir, terminal);
+          expect(transcript.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user']);
+          expect(JSON.stringify(transcript.at(-1))).toContain('toolu_turn_1');
+        },
+      );
+    });
+
+    test('setMaxTurns raising the limit on a running job lets it continue', async () => {
+      const session: ScriptedSession = {
+        ...alwaysTool(2),
+        replies: [...alwaysTool(2).replies, text('Finished after three turns.')],
+        slowTurns: { 0: 300 },
+      };
+      await withJob(
+        'raise-max-turns',
+        { session, files: { 'a.txt': 'a\n' }, input: { maxTurns: 1 } },
+        async ({ server, handle }) => {
+          await server.waitForStreamStarted(0, 30_000);
+          await handle.signal(setMaxTurnsSignal, 3);
+          const terminal = (await handle.result()) as Terminal;
+          expect(terminal.reason).toBe('completed');
+          expect(terminal.turnCount).toBe(3);
+          expect(terminal.finalText).toBe('Finished after three turns.');
+          expect(server.requests).toHaveLength(3);
+          const s = await snapshot(handle);
+          expect(s.maxTurns).toBe(3);
+          expect(s.events.some((e) => e.kind === 'notice' && e.text === 'maxTurns set to 3')).toBe(true);
+        },
+      );
+    });
+
+    test('setMaxTurns lowering the limit stops a job that had none', async () => {
+      const session: ScriptedSession = { ...alwaysTool(6), slowTurns: { 0: 300 } };
+      await withJob('lower-max-turns', { session, files: { 'a.txt': 'a\n' } }, async ({ server, handle }) => {
+        await server.waitForStreamStarted(0, 30_000);
+        await handle.signal(setMaxTurnsSignal, 1);
+        const terminal = (await handle.result()) as Terminal;
+        expect(terminal.reason).toBe('max_turns');
+        expect(terminal.turnCount).toBe(1);
+        expect(server.requests).toHaveLength(1);
+      });
+    });
+
+    test('a malformed setMaxTurns value is ignored', async () => {
+      const session: ScriptedSession = {
+        ...alwaysTool(2),
+        replies: [...alwaysTool(2).replies, text('ok')],
+        slowTurns: { 0: 300 },
+      };
+      await withJob('bad-max-turns', { session, files: { 'a.txt': 'a\n' } }, async ({ handle, server }) => {
+        await server.waitForStreamStarted(0, 30_000);
+        await handle.signal(setMaxTurnsSignal, 0);
+        await handle.signal(setMaxTurnsSignal, 1.5);
+        const terminal = (await handle.result()) as Terminal;
+        expect(terminal.reason).toBe('completed');
+        expect(terminal.turnCount).toBe(3);
+        expect((await snapshot(handle)).maxTurns).toBeUndefined();
+      });
+    });
+  });
+
+  describe('userMessage', () => {
+    test('a message sent while a tool runs joins the next request after the tool_result blocks', async () => {
+      const session: ScriptedSession = {
+        replies: [
+          {
+            content: [
+              toolUse('toolu_gate', 'Bash', { command: 'cat gate.fifo' }),
+              toolUse('toolu_read', 'Read', { file_path: 'a.txt' }),
+            ],
+          },
+          text('Done, and I saw your note.'),
+        ],
+      };
+      await withJob(
+        'user-msg-tool',
+        { session, files: { 'a.txt': 'a\n' }, fifos: ['gate.fifo'] },
+        async ({ server, handle, workspace }) => {
+          await waitForSnapshot(
+            handle,
+            (s) => s.runningTools.some((t) => t.toolUseId === 'toolu_gate'),
+            'the Bash call to start',
+          );
+          await handle.signal(userMessageSignal, 'Please also check the README.');
+          await waitForSnapshot(handle, (s) => s.queuedUserMessages === 1, 'the message to be queued');
+          await fs.promises.writeFile(path.join(workspace, 'gate.fifo'), 'gate output\n');
+
+          const terminal = (await handle.result()) as Terminal;
+          expect(terminal.reason).toBe('completed');
+          expect(terminal.turnCount).toBe(2);
+          expect(server.requests).toHaveLength(2);
+          const messages = requestMessages(server, 1);
+          expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
+          const last = messages[2]!.content as Array<Record<string, unknown>>;
+          expect(last.map((b) => b.type)).toEqual(['tool_result', 'tool_result', 'text']);
+          expect(last.map((b) => b.tool_use_id)).toEqual(['toolu_gate', 'toolu_read', undefined]);
+          expect(last[2]?.text).toBe('Please also check the README.');
+          const s = await snapshot(handle);
+          expect(s.queuedUserMessages).toBe(0);
+          expect(s.events.some((e) => e.kind === 'notice' && e.text === 'user: Please also check the README.')).toBe(
+            true,
+          );
+        },
+      );
+    });
+
+    test('a message sent while the final answer streams makes the loop take one more turn', async () => {
+      const firstAnswer =
+        'Here is a long first answer that streams slowly, chunk by chunk, so a message can arrive before it ends.';
+      const session: ScriptedSession = {
+        replies: [text(firstAnswer), text('Answering your follow-up too.')],
+        slowTurns: { 0: 250 },
+      };
+      await withJob('user-msg-final', { session }, async ({ server, handle }) => {
+        await server.waitForStreamStarted(0, 30_000);
+        await handle.signal(userMessageSignal, 'One more thing: what about tests?');
+        const terminal = (await handle.result()) as Terminal;
+        expect(terminal.reason).toBe('completed');
+        expect(terminal.turnCount).toBe(2);
+        expect(terminal.finalText).toBe('Answering your follow-up too.');
+        expect(server.requests).toHaveLength(2);
+        const messages = requestMessages(server, 1);
+        expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
+        expect(JSON.stringify(messages[1])).toContain('long first answer');
+        const last = messages[2]!.content as Array<Record<string, unknown>>;
+        expect(last).toHaveLength(1);
+        expect(last[0]).toMatchObject({ type: 'text', text: 'One more thing: what about tests?' });
+      });
+    });
+
+    test('an empty userMessage is ignored', async () => {
+      const session: ScriptedSession = { replies: [text('Only answer.')], slowTurns: { 0: 200 } };
+      await withJob('user-msg-empty', { session }, async ({ server, handle }) => {
+        await server.waitForStreamStarted(0, 30_000);
+        await handle.signal(userMessageSignal, '   ');
+        const terminal = (await handle.result()) as Terminal;
+        expect(terminal.reason).toBe('completed');
+        expect(terminal.turnCount).toBe(1);
+        expect(server.requests).toHaveLength(1);
+      });
+    });
+  });
+
+  describe('snapshot query', () => {
+    test('phase, turnCount, runningTools, usage sums and events filtered by sinceSeq', async () => {
+      const session: ScriptedSession = {
+        replies: [
+          {
+            content: [{ type: 'text', text: 'Checking.' }, toolUse('toolu_gate', 'Bash', { command: 'cat gate.fifo' })],
+            usage: { input_tokens: 100, output_tokens: 10, cache_creation_input_tokens: 7, cache_read_input_tokens: 0 },
+          },
+          {
+            content: [{ type: 'text', text: 'The gate said hello.' }],
+            usage: {
+              input_tokens: 200,
+              output_tokens: 20,
+              cache_creation_input_tokens: 0,
+              cache_read_input_tokens: 50,
+            },
+          },
+        ],
+        slowTurns: { 1: 300 },
+      };
+      await withJob(
+        'snapshot',
+        { session, fifos: ['gate.fifo'], input: { maxTurns: 5 } },
+        async ({ server, handle, workspace }) => {
+          const running = await waitForSnapshot(handle, (s) => s.runningTools.length === 1, 'the tool to run');
+          expect(running.phase).toBe('running_tools');
+          expect(running.turnCount).toBe(1);
+          expect(running.maxTurns).toBe(5);
+          expect(running.model).toBe('claude-sonnet-5-5');
+          expect(running.runningTools).toEqual([{ toolUseId: 'toolu_gate', name: 'Bash' }]);
+          expect(running.lastAssistantText).toBe('Checking.');
+          expect(running.usage).toEqual({
+            input_tokens: 100,
+            output_tokens: 10,
+            cache_creation_input_tokens: 7,
+            cache_read_input_tokens: 0,
+          });
+          expect(running.terminal).toBeUndefined();
+          expect(running.abortRequested).toBe(false);
+          expect(running.events.map((e) => e.kind)).toEqual(['assistant_text', 'tool_call']);
+          const seqs = running.events.map((e) => e.seq);
+          expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+          const mark = Math.max(...seqs);
+          expect(running.events[1]).toMatchObject({
+            kind: 'tool_call',
+            toolUseId: 'toolu_gate',
+            name: 'Bash',
+            turn: 1,
+          });
+          expect(JSON.parse((running.events[1] as { input: string }).input)).toEqual({ command: 'cat gate.fifo' });
+
+          await fs.promises.writeFile(path.join(workspace, 'gate.fifo'), 'hello\n');
+          await server.waitForStreamStarted(1, 30_000);
+          const calling = await snapshot(handle);
+          expect(calling.phase).toBe('calling_model');
+          expect(calling.turnCount).toBe(2);
+          expect(calling.runningTools).toEqual([]);
+
+          const terminal = (await handle.result()) as Terminal;
+          expect(terminal.reason).toBe('completed');
+          const total = {
+            input_tokens: 300,
+            output_tokens: 30,
+            cache_creation_input_tokens: 7,
+            cache_read_input_tokens: 50,
+          };
+          expect(terminal.usage).toEqual(total);
+
+          const finished = await snapshot(handle);
+          expect(finished.phase).toBe('finished');
+          expect(finished.turnCount).toBe(2);
+          expect(finished.usage).toEqual(total);
+          expect(finished.terminal).toEqual(terminal);
+          expect(finished.lastAssistantText).toBe('The gate said hello.');
+
+          // sinceSeq returns exactly the events after the mark, and nothing before it.
+          const later = await snapshot(handle, mark);
+          expect(later.events.length).toBeGreaterThan(0);
+          expect(later.events.every((e) => e.seq > mark)).toBe(true);
+          expect(later.events).toEqual(finished.events.filter((e) => e.seq > mark));
+          expect(later.events.map((e) => e.kind)).toEqual(['tool_result', 'assistant_text', 'notice']);
+          expect(later.events[0]).toMatchObject({ toolUseId: 'toolu_gate', isError: false, preview: 'hello' });
+          expect(later.events[2]).toMatchObject({ kind: 'notice', text: 'terminal: completed' });
+          const lastSeq = Math.max(...finished.events.map((e) => e.seq));
+          expect((await snapshot(handle, lastSeq)).events).toEqual([]);
+        },
+      );
+    });
+  });
+});
