@@ -1,0 +1,271 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import {
+  mergeRules,
+  PERMISSION_MODES,
+  validateRules,
+  type PermissionMode,
+  type PermissionRules,
+} from '../shared/permissions';
+
+/**
+ * Claude Code's project settings files, lowest precedence first. The local file is the user's
+ * own (Claude Code git-ignores it); it wins for `defaultMode`, and rule lists are concatenated
+ * (Claude Code merges permission rules from every settings file rather than overriding them).
+ */
+export const SETTINGS_FILES = ['.claude/settings.json', '.claude/settings.local.json'] as const;
+
+export interface PermissionSettings {
+  rules: PermissionRules;
+  defaultMode?: PermissionMode;
+  /** The settings files that exist and were read, in precedence order. */
+  sources: string[];
+}
+
+const ruleList = z.array(z.string());
+
+// The files hold every other Claude Code setting too (env, hooks, model, ...): unknown keys pass.
+const permissionsSchema = z.looseObject({
+  allow: ruleList.optional(),
+  ask: ruleList.optional(),
+  deny: ruleList.optional(),
+  defaultMode: z.string().optional(),
+  additionalDirectories: z.array(z.string()).optional(),
+});
+const settingsSchema = z.looseObject({ permissions: permissionsSchema.optional() });
+
+/**
+ * Read `<workspace>/.claude/settings.json` and `.claude/settings.local.json`. A missing file is
+ * fine; a file that is not valid JSON, has a wrong type where permissions are expected, names an
+ * unknown mode or holds an invalid rule makes this throw an Error naming the file, the JSON path
+ * and the fix: a permission setting the user wrote must never be silently ignored.
+ */
+export async function loadPermissionSettings(workspace: string): Promise<PermissionSettings> {
+  const sources: string[] = [];
+  const rules: Array<Partial<PermissionRules>> = [];
+  let defaultMode: PermissionMode | undefined;
+  for (const relative of SETTINGS_FILES) {
+    const file = path.join(workspace, relative);
+    const text = await readSettingsFile(file);
+    if (text === undefined) continue;
+    const settings = parseSettings(file, text);
+    sources.push(file);
+    if (settings.rules) rules.push(settings.rules);
+    if (settings.defaultMode !== undefined) defaultMode = settings.defaultMode;
+  }
+  return { rules: mergeRules(...rules), ...(defaultMode !== undefined ? { defaultMode } : {}), sources };
+}
+
+async function readSettingsFile(file: string): Promise<string | undefined> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    throw new Error(
+      `${file}: cannot be read (${code ?? (error as Error).message}). Fix the file's permissions or remove it.`,
+      {
+        cause: error,
+      },
+    );
+  }
+}
+
+/** Validate one settings file's text; exported for tests and for a future `settings check` command. */
+export function parseSettings(
+  file: string,
+  text: string,
+): { rules?: Partial<PermissionRules>; defaultMode?: PermissionMode } {
+  let data: unknown;
+  try {
+    data = JSON.parse(text.replace(/^\uFEFF/, ''));
+  } catch (error) {
+    throw new Error(`${file}: not valid JSON: ${describeJsonError(text, error as Error)}`, { cause: error });
+  }
+  const parsed = settingsSchema.safeParse(data);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => describeIssue(issue, data));
+    throw new Error(formatProblems(file, problems));
+  }
+  const permissions = parsed.data.permissions;
+  if (permissions === undefined) return {};
+
+  const problems: string[] = [];
+  let defaultMode: PermissionMode | undefined;
+  if (permissions.defaultMode !== undefined) {
+    const mode = permissions.defaultMode === 'manual' ? 'default' : permissions.defaultMode; // Claude Code's alias
+    if ((PERMISSION_MODES as readonly string[]).includes(mode)) defaultMode = mode as PermissionMode;
+    else {
+      problems.push(
+        `permissions.defaultMode ${JSON.stringify(permissions.defaultMode)} is ${mode === 'auto' ? "Claude Code's classifier mode, which durable-agent does not support" : 'not a permission mode'}; use one of ${PERMISSION_MODES.map((m) => `"${m}"`).join(', ')}`,
+      );
+    }
+  }
+  const rules: Partial<PermissionRules> = {
+    ...(permissions.allow ? { allow: permissions.allow } : {}),
+    ...(permissions.ask ? { ask: permissions.ask } : {}),
+    ...(permissions.deny ? { deny: permissions.deny } : {}),
+  };
+  problems.push(...validateRules({ allow: rules.allow ?? [], ask: rules.ask ?? [], deny: rules.deny ?? [] }));
+  if (problems.length > 0) throw new Error(formatProblems(file, problems));
+  return { rules, ...(defaultMode !== undefined ? { defaultMode } : {}) };
+}
+
+function formatProblems(file: string, problems: string[]): string {
+  if (problems.length === 1) return `${file}: ${problems[0]}`;
+  return `${file} has ${problems.length} problems:\n${problems.map((problem) => `  - ${problem}`).join('\n')}`;
+}
+
+function describeIssue(issue: z.core.$ZodIssue, data: unknown): string {
+  const where = jsonPath(issue.path);
+  const actual = valueAt(data, issue.path);
+  if (issue.code === 'invalid_type') {
+    const found = describeValue(actual);
+    const key = issue.path[issue.path.length - 1];
+    const parentKey = issue.path[issue.path.length - 2];
+    if (issue.path.length === 0)
+      return `the file must hold a JSON object such as {"permissions": {"allow": []}}, not ${found}`;
+    if (key === 'permissions')
+      return `${where} must be an object such as {"allow": ["Bash(npm test:*)"]}, not ${found}`;
+    if (key === 'allow' || key === 'ask' || key === 'deny') {
+      return `${where} must be an array of rule strings such as ["Bash(npm test:*)"], not ${found}`;
+    }
+    if (typeof key === 'number' && (parentKey === 'allow' || parentKey === 'ask' || parentKey === 'deny')) {
+      return `${where} must be a string such as "Bash(npm test:*)", not ${found}`;
+    }
+    if (key === 'defaultMode')
+      return `${where} must be a string, one of ${PERMISSION_MODES.map((m) => `"${m}"`).join(', ')}; found ${found}`;
+    if (key === 'additionalDirectories' || parentKey === 'additionalDirectories') {
+      return `${where} must be ${key === 'additionalDirectories' ? 'an array of directory paths' : 'a directory path string'}, not ${found}`;
+    }
+    return `${where} must be ${issue.expected}, not ${found}`;
+  }
+  return `${where || 'the file'}: ${issue.message}`;
+}
+
+function jsonPath(segments: readonly PropertyKey[]): string {
+  let out = '';
+  for (const segment of segments) {
+    if (typeof segment === 'number') out += `[${segment}]`;
+    else out += out === '' ? String(segment) : `.${String(segment)}`;
+  }
+  return out;
+}
+
+function valueAt(data: unknown, segments: readonly PropertyKey[]): unknown {
+  let value = data;
+  for (const segment of segments) {
+    if (typeof value !== 'object' || value === null) return undefined;
+    value = (value as Record<PropertyKey, unknown>)[segment];
+  }
+  return value;
+}
+
+function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'string')
+    return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 37)}...` : value)}`;
+  if (typeof value === 'object') return 'an object';
+  return `${typeof value === 'number' ? 'the number' : typeof value === 'boolean' ? 'the boolean' : typeof value} ${String(value)}`;
+}
+
+function describeJsonError(text: string, error: Error): string {
+  if (text.trim() === '') return 'the file is empty; write {} for no settings';
+  const stated = /position (\d+)/.exec(error.message);
+  const offset = stated ? Number(stated[1]) : findJsonErrorOffset(text);
+  let where = '';
+  if (offset !== undefined) {
+    const before = text.slice(0, offset);
+    const line = before.split('\n').length;
+    const column = offset - before.lastIndexOf('\n');
+    where = ` at line ${line}, column ${column}`;
+  }
+  const message = error.message.replace(/\s*\(line \d+ column \d+\)/, '').replace(/, "[\s\S]*" is not valid JSON$/, '');
+  return `${message}${where}. Fix the syntax (JSON allows no comments and no trailing commas).`;
+}
+
+/** Where a JSON text first goes wrong (Node 20 does not always say), or undefined if it does not. */
+export function findJsonErrorOffset(text: string): number | undefined {
+  let i = 0;
+  const blank = () => {
+    while (i < text.length && ' \t\r\n'.includes(text[i] as string)) i++;
+  };
+  const fail = (): never => {
+    throw i;
+  };
+  const literal = (word: string) => {
+    if (!text.startsWith(word, i)) fail();
+    i += word.length;
+  };
+  const string = () => {
+    i++;
+    while (i < text.length && text[i] !== '"') {
+      if ((text.charCodeAt(i) as number) < 0x20) fail();
+      i += text[i] === '\\' ? 2 : 1;
+    }
+    if (i >= text.length) fail();
+    i++;
+  };
+  const value = (): void => {
+    blank();
+    const ch = text[i];
+    if (ch === '{') {
+      i++;
+      blank();
+      if (text[i] === '}') {
+        i++;
+        return;
+      }
+      for (;;) {
+        blank();
+        if (text[i] !== '"') fail();
+        string();
+        blank();
+        if (text[i] !== ':') fail();
+        i++;
+        value();
+        blank();
+        if (text[i] === ',') i++;
+        else if (text[i] === '}') {
+          i++;
+          return;
+        } else fail();
+      }
+    } else if (ch === '[') {
+      i++;
+      blank();
+      if (text[i] === ']') {
+        i++;
+        return;
+      }
+      for (;;) {
+        value();
+        blank();
+        if (text[i] === ',') i++;
+        else if (text[i] === ']') {
+          i++;
+          return;
+        } else fail();
+      }
+    } else if (ch === '"') string();
+    else if (ch === 't') literal('true');
+    else if (ch === 'f') literal('false');
+    else if (ch === 'n') literal('null');
+    else {
+      const match = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/.exec(text.slice(i));
+      if (!match) fail();
+      i += (match as RegExpExecArray)[0].length;
+    }
+  };
+  try {
+    value();
+    blank();
+    if (i < text.length) fail();
+    return undefined;
+  } catch (offset) {
+    if (typeof offset === 'number') return offset;
+    throw offset;
+  }
+}

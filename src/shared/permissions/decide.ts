@@ -1,0 +1,476 @@
+/**
+ * decidePermission: Claude Code's permission rules and modes as one pure function.
+ *
+ * Order (Claude Code's documented order: "deny, then ask, then allow; the first match wins, and
+ * rule specificity does not change the order"):
+ *   1. deny rules: a match denies, in every mode (bypassPermissions included).
+ *   2. plan mode: anything that is not read-only is denied. Plan mode is documented as "Claude
+ *      can analyze but not modify files or execute commands"; a user who chose it expects that
+ *      even when an allow rule (written for normal work) would cover the call. So plan is a
+ *      ceiling, not only a default.
+ *   3. ask rules: a match asks, even in bypassPermissions (the docs: an ask rule prompts "even if
+ *      something else would allow it"; in Claude Code the ask-rule check runs before the mode's
+ *      bypass).
+ *   4. bypassPermissions: allow.
+ *   5. allow rules.
+ *   6. the mode's default for the tool.
+ * Finally dontAsk turns every "ask" into "deny" (the docs: dontAsk "auto-denies tools unless
+ * pre-approved"), which makes it the right mode for CI.
+ */
+import { isReadOnlyBashCommand, type ShellSubCommand } from '../tools/bash-classify';
+import {
+  allowRuleMatchesSubCommand,
+  analyzeBashCommand,
+  bashRuleMatchesText,
+  broadCandidates,
+  isBashCommandRule,
+  type BashAnalysis,
+} from './bash';
+import { isInsideDirectory, matchPathPattern, normalizeDirectory, relativeSegments, resolveToolPath } from './paths';
+import { EDIT_FAMILY, normalizeCommandBlanks, parseRule, READ_FAMILY, ruleAppliesTo } from './rules';
+import { suggestAllowRule } from './suggest';
+import type {
+  ParsedRule,
+  PermissionContext,
+  PermissionDecision,
+  PermissionMode,
+  PermissionRules,
+  RuleList,
+} from './types';
+
+/**
+ * Directories whose files are never edited automatically by acceptEdits (Claude Code: "writes to
+ * .git, .claude, .vscode and .idea directories still prompt"; `.claude/commands`, `agents` and
+ * `skills` are exempt). Matched at any depth inside the workspace.
+ */
+const PROTECTED_DIRECTORIES = new Set(['.git', '.claude', '.vscode', '.idea']);
+const CLAUDE_EXEMPT = new Set(['commands', 'agents', 'skills']);
+
+type Family = 'bash' | 'read' | 'edit' | 'todo' | 'unknown';
+
+interface Call {
+  tool: string;
+  family: Family;
+  workspace: string;
+  homeDir: string | undefined;
+  /** Why the input cannot be evaluated (the tool will reject it before doing anything). */
+  invalid?: string;
+  /** Absolute, normalised path of a Read/Glob/Grep/Edit/MultiEdit/Write call. */
+  path?: string;
+  bash?: BashAnalysis;
+  readOnly: boolean;
+  input: unknown;
+}
+
+interface Entry {
+  list: RuleList;
+  text: string;
+  rule?: ParsedRule;
+  error?: string;
+}
+
+interface Outcome {
+  behavior: 'allow' | 'deny' | 'ask';
+  /** For allow/deny: the whole reason. For ask: why approval is needed (a clause). */
+  reason: string;
+  rule?: string;
+  /** An ask that came from permissions.ask (or a rule that could not be evaluated). */
+  fromRule?: boolean;
+  /** For an ask from the mode's default: what the mode does (left out under dontAsk). */
+  modeClause?: string;
+}
+
+export function decidePermission(toolName: string, input: unknown, ctx: PermissionContext): PermissionDecision {
+  const call = describeCall(toolName, input, ctx);
+  const outcome = decide(call, ctx.mode, parseLists(ctx.rules));
+  return finish(outcome, call, ctx.mode);
+}
+
+/**
+ * The deny rule (if any) that forbids reading `path`: for Grep and Glob, which may come across
+ * files below their search directory that a `Read(...)` deny rule covers, to leave them out.
+ */
+export function readDenyRuleFor(
+  path: string,
+  ctx: Pick<PermissionContext, 'rules' | 'workspace' | 'homeDir'>,
+): string | undefined {
+  const workspace = normalizeDirectory(ctx.workspace);
+  const absolute = resolveToolPath(path, workspace);
+  for (const entry of parseLists(ctx.rules).deny) {
+    const rule = entry.rule;
+    if (rule === undefined || !ruleAppliesTo(rule, 'Read')) continue;
+    if (rule.kind === 'tool') return rule.text;
+    if (rule.kind === 'path' && matchPathPattern(absolute, rule.pattern, workspace, ctx.homeDir) !== false)
+      return rule.text;
+  }
+  return undefined;
+}
+
+function decide(call: Call, mode: PermissionMode, lists: Record<RuleList, Entry[]>): Outcome {
+  // 1. deny
+  const denied = broadMatch(call, lists.deny);
+  if (denied?.kind === 'match') {
+    return {
+      behavior: 'deny',
+      reason: `Denied by rule ${denied.rule} in permissions.deny${denied.detail}.`,
+      rule: denied.rule,
+    };
+  }
+  // 2. plan mode is read-only
+  if (mode === 'plan' && !call.readOnly) {
+    return {
+      behavior: 'deny',
+      reason: `Denied: plan mode is read-only, and ${describeAction(call)}. Explore with read-only tools and present your plan; changes can be made once the user approves it and leaves plan mode.`,
+    };
+  }
+  if (denied?.kind === 'unknown') {
+    return { behavior: 'ask', reason: denied.detail, rule: denied.rule, fromRule: true };
+  }
+  // 3. ask
+  const asked = broadMatch(call, lists.ask);
+  if (asked?.kind === 'match') {
+    return {
+      behavior: 'ask',
+      reason: `rule ${asked.rule} in permissions.ask requires approval${asked.detail}`,
+      rule: asked.rule,
+      fromRule: true,
+    };
+  }
+  if (asked?.kind === 'unknown') return { behavior: 'ask', reason: asked.detail, rule: asked.rule, fromRule: true };
+  // 4. bypassPermissions
+  if (mode === 'bypassPermissions') {
+    return { behavior: 'allow', reason: 'Allowed: the mode is bypassPermissions and no deny or ask rule matched.' };
+  }
+  if (call.invalid !== undefined) {
+    return { behavior: 'allow', reason: `Allowed to reach the tool, which will reject it: ${call.invalid}.` };
+  }
+  // 5. allow
+  const allowed = call.family === 'bash' ? allowBash(call, lists.allow) : allowOther(call, lists.allow);
+  if (allowed.outcome) return allowed.outcome;
+  // 6. the mode's default
+  return modeDefault(call, mode, allowed.note);
+}
+
+function finish(outcome: Outcome, call: Call, mode: PermissionMode): PermissionDecision {
+  const rule = outcome.rule === undefined ? {} : { rule: outcome.rule };
+  if (outcome.behavior !== 'ask') return { behavior: outcome.behavior, reason: outcome.reason, ...rule };
+  if (mode !== 'dontAsk') {
+    const clause = outcome.modeClause === undefined ? '' : `; ${outcome.modeClause}`;
+    return { behavior: 'ask', reason: `Needs the user's approval: ${outcome.reason}${clause}.`, ...rule };
+  }
+  if (outcome.fromRule) {
+    return {
+      behavior: 'deny',
+      reason: `Denied: ${outcome.reason}, and the mode is dontAsk, so nobody can be asked.`,
+      ...rule,
+    };
+  }
+  const suggestion = suggestAllowRule(call.tool, call.input, call.workspace);
+  return {
+    behavior: 'deny',
+    reason: `Denied: not allowed by any rule and the mode is dontAsk (${outcome.reason}). To permit it, the user can add a rule such as ${suggestion} to permissions.allow.`,
+  };
+}
+
+// --- the call --------------------------------------------------------------------------------
+
+function describeCall(tool: string, input: unknown, ctx: PermissionContext): Call {
+  const workspace = normalizeDirectory(ctx.workspace);
+  const call: Call = { tool, family: familyOf(tool), workspace, homeDir: ctx.homeDir, readOnly: true, input };
+  const fields =
+    typeof input === 'object' && input !== null && !Array.isArray(input)
+      ? (input as Record<string, unknown>)
+      : undefined;
+  switch (call.family) {
+    case 'bash': {
+      const command = fields?.command;
+      if (typeof command !== 'string' || command.trim() === '') {
+        call.invalid = 'the input has no command string';
+        return call;
+      }
+      call.bash = analyzeBashCommand(command);
+      call.readOnly = isReadOnlyBashCommand(command);
+      return call;
+    }
+    case 'read':
+    case 'edit': {
+      call.readOnly = call.family === 'read';
+      const key = tool === 'Glob' || tool === 'Grep' ? 'path' : 'file_path';
+      const value = fields?.[key];
+      if (value === undefined && key === 'path' && fields !== undefined) {
+        call.path = workspace; // Glob and Grep search the workspace root when no path is given
+      } else if (typeof value !== 'string' || value === '' || value.includes('\0')) {
+        call.invalid = `the input has no valid ${key}`;
+      } else {
+        call.path = resolveToolPath(value, workspace);
+      }
+      return call;
+    }
+    default:
+      return call;
+  }
+}
+
+function familyOf(tool: string): Family {
+  if (tool === 'Bash') return 'bash';
+  if (READ_FAMILY.includes(tool)) return 'read';
+  if (EDIT_FAMILY.includes(tool)) return 'edit';
+  if (tool === 'TodoWrite') return 'todo';
+  return 'unknown';
+}
+
+function parseLists(rules: PermissionRules): Record<RuleList, Entry[]> {
+  const out: Record<RuleList, Entry[]> = { allow: [], ask: [], deny: [] };
+  for (const list of ['allow', 'ask', 'deny'] as const) {
+    const texts: unknown = rules?.[list];
+    if (!Array.isArray(texts)) continue;
+    for (const text of texts) {
+      if (typeof text !== 'string') continue;
+      const parsed = parseRule(text);
+      out[list].push(
+        parsed.ok ? { list, text: parsed.rule.text, rule: parsed.rule } : { list, text, error: parsed.error },
+      );
+    }
+  }
+  return out;
+}
+
+// --- deny and ask: any part matches ----------------------------------------------------------
+
+type BroadResult = { kind: 'match'; rule: string; detail: string } | { kind: 'unknown'; rule: string; detail: string };
+
+/** The first rule of `entries` matching the call; a sure match beats one that cannot be evaluated. */
+function broadMatch(call: Call, entries: Entry[]): BroadResult | undefined {
+  let unknown: BroadResult | undefined;
+  let candidates: string[] | undefined;
+  for (const entry of entries) {
+    const where = `permissions.${entry.list}`;
+    const rule = entry.rule;
+    if (rule === undefined) {
+      // An invalid deny/ask rule must not silently stop protecting: if it names this tool, ask.
+      const name = entry.text.trim().split('(')[0]?.trim() ?? '';
+      if (unknown === undefined && ruleAppliesTo({ kind: 'tool', text: name, tool: name }, call.tool)) {
+        unknown = {
+          kind: 'unknown',
+          rule: entry.text,
+          detail: `rule ${entry.text} in ${where} is invalid (${entry.error}), so it cannot be checked`,
+        };
+      }
+      continue;
+    }
+    if (!ruleAppliesTo(rule, call.tool)) continue;
+    if (rule.kind === 'tool') return { kind: 'match', rule: rule.text, detail: '' };
+    if (call.invalid !== undefined) continue;
+    if (isBashCommandRule(rule) && call.bash) {
+      candidates ??= broadCandidates(call.bash);
+      const hit = candidates.find((text) => bashRuleMatchesText(rule, text));
+      if (hit !== undefined) return { kind: 'match', rule: rule.text, detail: ` (it matches ${quote(hit)})` };
+    } else if (rule.kind === 'path' && call.path !== undefined) {
+      const result = matchPathPattern(call.path, rule.pattern, call.workspace, call.homeDir);
+      if (result === true) return { kind: 'match', rule: rule.text, detail: ` (it matches ${displayPath(call)})` };
+      if (result === 'unknown' && unknown === undefined && !isInsideDirectory(call.path, call.workspace)) {
+        unknown = {
+          kind: 'unknown',
+          rule: rule.text,
+          detail: `rule ${rule.text} in ${where} uses ~ but the home directory is unknown, so it cannot be checked for ${call.path}`,
+        };
+      }
+    } else if (rule.kind === 'other' && unknown === undefined) {
+      unknown = { kind: 'unknown', rule: rule.text, detail: `rule ${rule.text} in ${where} cannot be evaluated here` };
+    }
+  }
+  return unknown;
+}
+
+// --- allow: strict -----------------------------------------------------------------------------
+
+interface AllowResult {
+  outcome?: Outcome;
+  /** Why no rule could approve it, for the mode's reason. */
+  note?: string;
+}
+
+function allowOther(call: Call, entries: Entry[]): AllowResult {
+  for (const entry of entries) {
+    const rule = entry.rule;
+    if (rule === undefined || !ruleAppliesTo(rule, call.tool)) continue;
+    const matches =
+      rule.kind === 'tool' ||
+      (rule.kind === 'path' &&
+        call.path !== undefined &&
+        matchPathPattern(call.path, rule.pattern, call.workspace, call.homeDir) === true);
+    if (matches)
+      return {
+        outcome: { behavior: 'allow', reason: `Allowed by rule ${rule.text} in permissions.allow.`, rule: rule.text },
+      };
+  }
+  return {};
+}
+
+function allowBash(call: Call, entries: Entry[]): AllowResult {
+  const rules = entries
+    .map((entry) => entry.rule)
+    .filter((rule): rule is ParsedRule => rule !== undefined && ruleAppliesTo(rule, 'Bash'));
+  const whole = rules.find((rule) => rule.kind === 'tool');
+  if (whole)
+    return {
+      outcome: { behavior: 'allow', reason: `Allowed by rule ${whole.text} in permissions.allow.`, rule: whole.text },
+    };
+  const analysis = call.bash as BashAnalysis;
+  const split = analysis.split;
+  if (!split.ok) {
+    const note =
+      split.problem === 'substitution'
+        ? `the command uses ${split.detail}, and permission rules never approve command substitution automatically`
+        : `the command cannot be checked part by part (${split.detail}), so permission rules cannot approve it automatically`;
+    return { note };
+  }
+  const commandRules = rules.filter(isBashCommandRule);
+  // An exact rule naming the whole line approves exactly that line (the user approved that text).
+  const exactWhole = commandRules.find((rule) => rule.kind === 'bash-exact' && rule.command === split.text);
+  if (exactWhole) {
+    return {
+      outcome: {
+        behavior: 'allow',
+        reason: `Allowed by rule ${exactWhole.text} in permissions.allow.`,
+        rule: exactWhole.text,
+      },
+    };
+  }
+  const parts: Array<{ sub: ShellSubCommand; rule?: string; readOnly: boolean }> = split.commands.map((sub) => {
+    const rule = commandRules.find((candidate) => allowRuleMatchesSubCommand(candidate, sub));
+    return { sub, rule: rule?.text, readOnly: rule === undefined && isReadOnlyBashCommand(sub.text) };
+  });
+  const uncovered = parts.find((part) => part.rule === undefined && !part.readOnly);
+  if (uncovered) {
+    const redirect = uncovered.sub.fileWrites.length > 0;
+    const anyRuleMatchesWithoutRedirect =
+      redirect && commandRules.some((rule) => bashRuleMatchesText(rule, uncovered.sub.textWithoutRedirects));
+    const what =
+      split.commands.length > 1 ? `${quote(uncovered.sub.text)} (one part of the command)` : quote(uncovered.sub.text);
+    const note = anyRuleMatchesWithoutRedirect
+      ? `${what} writes to ${uncovered.sub.fileWrites.map(quote).join(', ')}, and a redirection to a file is only approved by an allow rule naming the exact command`
+      : split.commands.length > 1
+        ? `${what} is not allowed by any rule in permissions.allow, and every part of a compound command must be allowed on its own`
+        : `no rule in permissions.allow covers ${what}`;
+    return { note };
+  }
+  const ruled = parts.filter((part) => part.rule !== undefined);
+  if (ruled.length === 0) return {}; // read-only throughout: the mode decides
+  const distinct = [...new Set(ruled.map((part) => part.rule as string))];
+  if (parts.length === 1) {
+    return {
+      outcome: { behavior: 'allow', reason: `Allowed by rule ${distinct[0]} in permissions.allow.`, rule: distinct[0] },
+    };
+  }
+  const summary = parts
+    .map((part) => `${quote(part.sub.text)}: ${part.rule !== undefined ? `rule ${part.rule}` : 'read-only'}`)
+    .join('; ');
+  return {
+    outcome: {
+      behavior: 'allow',
+      reason: `Allowed: every part of the command is allowed on its own (${summary}) by permissions.allow.`,
+      rule: distinct.join(', '),
+    },
+  };
+}
+
+// --- the mode's default --------------------------------------------------------------------------
+
+function modeDefault(call: Call, mode: PermissionMode, note: string | undefined): Outcome {
+  switch (call.family) {
+    case 'todo':
+      return { behavior: 'allow', reason: 'Allowed: TodoWrite only updates the task list.' };
+    case 'unknown':
+      return { behavior: 'allow', reason: `Allowed: ${call.tool} is not a permission-checked tool here.` };
+    case 'read': {
+      const path = call.path as string;
+      if (isInsideDirectory(path, call.workspace)) {
+        return { behavior: 'allow', reason: `Allowed: ${call.tool} only reads, inside the workspace (mode ${mode}).` };
+      }
+      return {
+        behavior: 'ask',
+        reason: `${path} is outside the workspace ${call.workspace} and no rule in permissions.allow covers it`,
+        modeClause: `reading outside the workspace needs an allow rule such as Read(/${path}) or the user's approval`,
+      };
+    }
+    case 'edit': {
+      const path = call.path as string;
+      const inside = isInsideDirectory(path, call.workspace);
+      if (mode === 'acceptEdits') {
+        if (!inside) {
+          return {
+            behavior: 'ask',
+            reason: `${path} is outside the workspace ${call.workspace} and no rule in permissions.allow covers it`,
+            modeClause: 'mode acceptEdits only accepts edits inside the workspace',
+          };
+        }
+        const protectedDir = protectedDirectory(path, call.workspace);
+        if (protectedDir === undefined) {
+          return {
+            behavior: 'allow',
+            reason: `Allowed: mode acceptEdits accepts file edits inside the workspace (${displayPath(call)}).`,
+          };
+        }
+        return {
+          behavior: 'ask',
+          reason: `${displayPath(call)} is in the protected directory ${protectedDir} and no rule in permissions.allow covers it`,
+          modeClause:
+            'mode acceptEdits never edits protected directories (.git, .claude, .vscode, .idea) without approval',
+        };
+      }
+      return {
+        behavior: 'ask',
+        reason: `no rule in permissions.allow covers ${call.tool} of ${displayPath(call)}`,
+        modeClause: `mode ${mode} asks before changing files`,
+      };
+    }
+    case 'bash': {
+      if (note === undefined && call.readOnly) {
+        return { behavior: 'allow', reason: `Allowed: the command only reads (mode ${mode}).` };
+      }
+      const why = note ?? `no rule in permissions.allow covers ${quote((call.bash as BashAnalysis).command.trim())}`;
+      return {
+        behavior: 'ask',
+        reason: why,
+        modeClause: `mode ${mode} asks before running commands that may change something`,
+      };
+    }
+  }
+}
+
+function protectedDirectory(path: string, workspace: string): string | undefined {
+  const segments = relativeSegments(path, workspace);
+  for (let i = 0; i < segments.length; i++) {
+    const segment = segments[i] as string;
+    if (!PROTECTED_DIRECTORIES.has(segment)) continue;
+    if (segment === '.claude' && CLAUDE_EXEMPT.has(segments[i + 1] as string) && i + 2 < segments.length) continue;
+    return segments.slice(0, i + 1).join('/') + '/';
+  }
+  return undefined;
+}
+
+// --- wording -------------------------------------------------------------------------------------
+
+function describeAction(call: Call): string {
+  switch (call.family) {
+    case 'edit':
+      return `${call.tool} changes files (${call.path !== undefined ? displayPath(call) : 'no valid path'})`;
+    case 'bash':
+      return `the command ${quote((call.bash?.command ?? '').trim())} may change something (only read-only commands run in plan mode)`;
+    default:
+      return `${call.tool} is not read-only`;
+  }
+}
+
+/** A path as the model will recognise it: workspace-relative inside, absolute outside. */
+function displayPath(call: Call): string {
+  const path = call.path as string;
+  if (path === call.workspace) return `${path} (the workspace root)`;
+  return isInsideDirectory(path, call.workspace) ? relativeSegments(path, call.workspace).join('/') : path;
+}
+
+function quote(text: string): string {
+  const normal = normalizeCommandBlanks(text);
+  return JSON.stringify(normal.length > 160 ? `${normal.slice(0, 157)}...` : normal);
+}
