@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { FileStateUpdate } from './file-state';
 
 /**
  * What the workflow and the model need to know about a tool: its name, its input schema, and
@@ -20,6 +21,11 @@ export interface ToolDefinition<Input = unknown> {
 export interface ToolOutcome {
   content: string;
   isError: boolean;
+  /**
+   * What the call changed in the session's knowledge of files (Read, Write, Edit, MultiEdit); the
+   * workflow merges these into its state so the next Write or Edit can check them.
+   */
+  fileStates?: FileStateUpdate[];
 }
 
 /**

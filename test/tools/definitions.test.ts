@@ -3,8 +3,17 @@ import { classifyToolUse } from '../../src/shared/tool-definition';
 import { getToolDefinition, isReadOnlyBashCommand, TOOL_DEFINITIONS } from '../../src/shared/tools/index';
 
 describe('tool definitions', () => {
-  it('offers the six tools under their Claude Code names', () => {
-    expect(TOOL_DEFINITIONS.map((tool) => tool.name).sort()).toEqual(['Bash', 'Edit', 'Glob', 'Grep', 'Read', 'Write']);
+  it('offers the eight tools under their Claude Code names', () => {
+    expect(TOOL_DEFINITIONS.map((tool) => tool.name).sort()).toEqual([
+      'Bash',
+      'Edit',
+      'Glob',
+      'Grep',
+      'MultiEdit',
+      'Read',
+      'TodoWrite',
+      'Write',
+    ]);
     for (const tool of TOOL_DEFINITIONS) expect(getToolDefinition(tool.name)).toBe(tool);
     expect(getToolDefinition('read')).toBeUndefined();
   });
@@ -35,6 +44,7 @@ describe('tool definitions', () => {
     expect(keys('Read')).toEqual(['file_path', 'limit', 'offset']);
     expect(keys('Write')).toEqual(['content', 'file_path']);
     expect(keys('Edit')).toEqual(['file_path', 'new_string', 'old_string', 'replace_all']);
+    expect(keys('MultiEdit')).toEqual(['edits', 'file_path']);
     expect(keys('Glob')).toEqual(['path', 'pattern']);
     expect(keys('Grep')).toEqual(
       [
@@ -65,6 +75,7 @@ describe('tool definitions', () => {
     expect(classify('Grep', { pattern: 'x' })).toEqual(both);
     expect(classify('Write', { file_path: 'a', content: '' })).toEqual(neither);
     expect(classify('Edit', { file_path: 'a', old_string: 'a', new_string: 'b' })).toEqual(neither);
+    expect(classify('MultiEdit', { file_path: 'a', edits: [{ old_string: 'a', new_string: 'b' }] })).toEqual(neither);
     expect(classify('Bash', { command: 'git status' })).toEqual(both);
     expect(classify('Bash', { command: 'rm -rf x' })).toEqual(neither);
     expect(classify('Read', { file_path: 3 })).toEqual(neither);

@@ -21,7 +21,7 @@ async function writeFiles(files: string[]): Promise<void> {
 
 beforeEach(async () => {
   workspace = await realpath(await mkdtemp(path.join(tmpdir(), 'tools-glob-')));
-  ctx = { workspace, signal: new AbortController().signal, heartbeat: () => undefined };
+  ctx = { workspace, signal: new AbortController().signal, heartbeat: () => undefined, readState: {} };
 });
 afterEach(async () => {
   await rm(workspace, { recursive: true, force: true });
@@ -85,5 +85,30 @@ describe('Glob', () => {
     });
     expect((await glob({ pattern: '*', path: 'a.ts' })).isError).toBe(true);
     expect((await glob({ pattern: 'src/*/../../..' })).isError).toBe(true);
+  });
+});
+
+describe('Glob ignore rules', () => {
+  it('honours .gitignore outside a git repository, even for files the pattern names', async () => {
+    await writeFiles(['keep.ts', 'gen/skip.ts', 'debug.log', 'notes.log.txt', 'sub/local.ts', 'sub/inner.ts']);
+    await writeFile(path.join(workspace, '.gitignore'), 'gen/\n*.log\n');
+    await writeFile(path.join(workspace, 'sub/.gitignore'), 'local.ts\n');
+    expect((await glob({ pattern: '**/*.ts' })).content).toBe('sub/inner.ts\nkeep.ts');
+    expect((await glob({ pattern: '*.log' })).content).toBe('No files found');
+    expect((await glob({ pattern: 'debug.log' })).content).toBe('No files found');
+    expect((await glob({ pattern: 'gen/*.ts' })).content).toBe('No files found');
+    expect((await glob({ pattern: '*.txt' })).content).toBe('notes.log.txt');
+  });
+
+  it('applies the workspace .gitignore when searching a subdirectory', async () => {
+    await writeFiles(['pkg/a.ts', 'pkg/a.gen.ts']);
+    await writeFile(path.join(workspace, '.gitignore'), '*.gen.ts\n');
+    expect((await glob({ pattern: '*.ts', path: 'pkg' })).content).toBe('pkg/a.ts');
+  });
+
+  it('never lists .durable-agent, however the pattern names it', async () => {
+    await writeFiles(['.durable-agent/tool-results/Bash-0000000000000000.txt', 'top.txt']);
+    expect((await glob({ pattern: '**/*.txt' })).content).toBe('top.txt');
+    expect((await glob({ pattern: '.durable-agent/**' })).content).toBe('No files found');
   });
 });

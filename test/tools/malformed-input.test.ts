@@ -8,7 +8,7 @@ let ctx: ToolContext;
 
 beforeEach(async () => {
   workspace = await realpath(await mkdtemp(path.join(tmpdir(), 'tools-bad-')));
-  ctx = { workspace, signal: new AbortController().signal, heartbeat: () => undefined };
+  ctx = { workspace, signal: new AbortController().signal, heartbeat: () => undefined, readState: {} };
 });
 afterEach(async () => {
   await rm(workspace, { recursive: true, force: true });
@@ -80,7 +80,7 @@ describe('malformed inputs become is_error results', () => {
   it('reports an unknown tool without throwing', async () => {
     expect(await executeTool('Delete', { file_path: 'a' }, ctx)).toEqual({
       isError: true,
-      content: 'Unknown tool "Delete". Available tools: Bash, Glob, Grep, Read, Edit, Write.',
+      content: 'Unknown tool "Delete". Available tools: Bash, Glob, Grep, Read, Edit, MultiEdit, Write, TodoWrite.',
     });
   });
 

@@ -1,16 +1,28 @@
-import { mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
-import { executeTool, type ToolContext } from '../../src/activities/tools/index';
+import { fileStateKey } from '../../src/shared/file-state';
+import { ToolSession, tempWorkspace } from './support/session';
 
 let workspace: string;
-let ctx: ToolContext;
-const run = (name: string, input: unknown) => executeTool(name, input, ctx);
+let session: ToolSession;
+const run = (name: string, input: unknown) => session.seen(name, input);
 const contents = (file: string) => readFile(path.join(workspace, file), 'utf8');
+const NOT_READ = 'File has not been read yet. Read it first before writing to it.';
+const MODIFIED =
+  'File has been modified since read, either by the user or by a linter. Read it again before attempting to write it.';
+const SNIPPET_HEADER = "Here's the result of running `cat -n` on a snippet of the edited file:";
+
+/** Change a file behind the session's back, with an mtime clearly after the recorded one. */
+async function changeOnDisk(file: string, text: string): Promise<void> {
+  const full = path.join(workspace, file);
+  const later = (await stat(full)).mtimeMs / 1000 + 5;
+  await writeFile(full, text);
+  await utimes(full, later, later);
+}
 
 beforeEach(async () => {
-  workspace = await realpath(await mkdtemp(path.join(tmpdir(), 'tools-write-')));
-  ctx = { workspace, signal: new AbortController().signal, heartbeat: () => undefined };
+  workspace = await tempWorkspace('tools-write-');
+  session = new ToolSession(workspace);
 });
 afterEach(async () => {
   await rm(workspace, { recursive: true, force: true });
@@ -30,6 +42,37 @@ describe('Write', () => {
     expect(await contents('deep/er/new.txt')).toBe('c');
   });
 
+  it('returns the new file state, keyed like the workflow keys it', async () => {
+    const outcome = await session.run('Write', { file_path: 'sub/../f.txt', content: 'hello' });
+    const info = await stat(path.join(workspace, 'f.txt'));
+    expect(outcome.fileStates).toEqual([
+      { key: fileStateKey(workspace, 'f.txt'), state: { mtimeMs: info.mtimeMs, size: 5, partial: false } },
+    ]);
+  });
+
+  it('refuses to overwrite a file the session has not read, then allows it after a Read', async () => {
+    await writeFile(path.join(workspace, 'old.txt'), 'precious\n');
+    expect(await run('Write', { file_path: 'old.txt', content: 'x' })).toEqual({ isError: true, content: NOT_READ });
+    expect(await contents('old.txt')).toBe('precious\n');
+    await run('Read', { file_path: 'old.txt' });
+    expect((await run('Write', { file_path: './old.txt', content: 'x' })).isError).toBe(false);
+    expect(await contents('old.txt')).toBe('x');
+  });
+
+  it('refuses a file changed on disk since it was read, by mtime or by size', async () => {
+    await writeFile(path.join(workspace, 'f.txt'), 'one\n');
+    await run('Read', { file_path: 'f.txt' });
+    await changeOnDisk('f.txt', 'two\n');
+    expect(await run('Write', { file_path: 'f.txt', content: 'x' })).toEqual({ isError: true, content: MODIFIED });
+    await run('Read', { file_path: 'f.txt' });
+    // Same mtime as recorded, different size: still a change.
+    const info = await stat(path.join(workspace, 'f.txt'));
+    await writeFile(path.join(workspace, 'f.txt'), 'three\n');
+    await utimes(path.join(workspace, 'f.txt'), info.atime, info.mtime);
+    expect(await run('Write', { file_path: 'f.txt', content: 'x' })).toEqual({ isError: true, content: MODIFIED });
+    expect(await contents('f.txt')).toBe('three\n');
+  });
+
   it('refuses to write over a directory or through a file', async () => {
     await writeFile(path.join(workspace, 'plain'), 'x');
     expect((await run('Write', { file_path: '.', content: 'x' })).isError).toBe(true);
@@ -42,13 +85,14 @@ describe('Write', () => {
 describe('Edit', () => {
   beforeEach(async () => {
     await writeFile(path.join(workspace, 'code.ts'), 'const a = 1;\nconst b = 1;\nconst c = 2;\n');
+    await run('Read', { file_path: 'code.ts' });
   });
 
-  it('replaces a unique string', async () => {
+  it('replaces a unique string and shows the edited region with cat -n numbers', async () => {
     expect(await run('Edit', { file_path: 'code.ts', old_string: 'const c = 2;', new_string: 'const c = 3;' })).toEqual(
       {
         isError: false,
-        content: 'The file code.ts has been updated. Made 1 replacement.',
+        content: `The file code.ts has been updated. ${SNIPPET_HEADER}\n     1\tconst a = 1;\n     2\tconst b = 1;\n     3\tconst c = 3;`,
       },
     );
     expect(await contents('code.ts')).toBe('const a = 1;\nconst b = 1;\nconst c = 3;\n');
@@ -63,7 +107,7 @@ describe('Edit', () => {
       await run('Edit', { file_path: 'code.ts', old_string: '= 1', new_string: '= 9', replace_all: true }),
     ).toEqual({
       isError: false,
-      content: 'The file code.ts has been updated. Made 2 replacements.',
+      content: `The file code.ts has been updated (2 replacements). ${SNIPPET_HEADER}\n     1\tconst a = 9;\n     2\tconst b = 9;\n     3\tconst c = 2;`,
     });
     expect(await contents('code.ts')).toBe('const a = 9;\nconst b = 9;\nconst c = 2;\n');
   });
@@ -82,7 +126,35 @@ describe('Edit', () => {
       isError: true,
       content: 'File does not exist: gone.ts. Use Write to create a new file.',
     });
+    expect(await run('Edit', { file_path: 'code.tsx', old_string: 'a', new_string: 'b' })).toEqual({
+      isError: true,
+      content: 'File does not exist: code.tsx. Did you mean code.ts? Use Write to create a new file.',
+    });
     expect((await run('Edit', { file_path: 'code.ts', old_string: '', new_string: 'b' })).isError).toBe(true);
+  });
+
+  it('refuses a file never read and one changed since it was read', async () => {
+    await writeFile(path.join(workspace, 'unread.ts'), 'x\n');
+    expect(await run('Edit', { file_path: 'unread.ts', old_string: 'x', new_string: 'y' })).toEqual({
+      isError: true,
+      content: NOT_READ,
+    });
+    await changeOnDisk('code.ts', 'const a = 1;\n');
+    expect(await run('Edit', { file_path: 'code.ts', old_string: 'a = 1', new_string: 'a = 2' })).toEqual({
+      isError: true,
+      content: MODIFIED,
+    });
+    expect(await contents('code.ts')).toBe('const a = 1;\n');
+  });
+
+  it('lets edits follow each other and a Write without another Read', async () => {
+    await run('Edit', { file_path: 'code.ts', old_string: 'const a', new_string: 'let a' });
+    expect((await run('Edit', { file_path: 'code.ts', old_string: 'const b', new_string: 'let b' })).isError).toBe(
+      false,
+    );
+    await run('Write', { file_path: 'new.ts', content: 'export {};\n' });
+    expect((await run('Edit', { file_path: 'new.ts', old_string: '{}', new_string: '{ x }' })).isError).toBe(false);
+    expect(await contents('new.ts')).toBe('export { x };\n');
   });
 
   it('inserts new_string literally, without $-patterns', async () => {
@@ -92,15 +164,29 @@ describe('Edit', () => {
 
   it('keeps CRLF line endings', async () => {
     await writeFile(path.join(workspace, 'win.txt'), 'one\r\ntwo\r\nthree\r\n');
+    await run('Read', { file_path: 'win.txt' });
     const result = await run('Edit', { file_path: 'win.txt', old_string: 'one\ntwo', new_string: 'uno\ndos\ndos-bis' });
-    expect(result.isError).toBe(false);
+    expect(result).toEqual({
+      isError: false,
+      content: `The file win.txt has been updated. ${SNIPPET_HEADER}\n     1\tuno\n     2\tdos\n     3\tdos-bis\n     4\tthree`,
+    });
     expect(await contents('win.txt')).toBe('uno\r\ndos\r\ndos-bis\r\nthree\r\n');
   });
 
   it('matches mixed line endings byte for byte', async () => {
     await writeFile(path.join(workspace, 'mixed.txt'), 'a\r\nb\nc\n');
+    await run('Read', { file_path: 'mixed.txt' });
     expect((await run('Edit', { file_path: 'mixed.txt', old_string: 'a\nb', new_string: 'x' })).isError).toBe(true);
     expect((await run('Edit', { file_path: 'mixed.txt', old_string: 'b\nc', new_string: 'x\ny' })).isError).toBe(false);
     expect(await contents('mixed.txt')).toBe('a\r\nx\ny\n');
+  });
+
+  it('fills an empty file that was read, with an empty old_string', async () => {
+    await writeFile(path.join(workspace, 'empty.txt'), '');
+    await run('Read', { file_path: 'empty.txt' });
+    expect(await run('Edit', { file_path: 'empty.txt', old_string: '', new_string: 'first\n' })).toEqual({
+      isError: false,
+      content: `The file empty.txt has been updated. ${SNIPPET_HEADER}\n     1\tfirst`,
+    });
   });
 });

@@ -3,14 +3,24 @@ import * as path from 'node:path';
 import type { ToolOutcome } from '../../shared/tool-definition';
 import { GLOB_MAX_RESULTS, type GlobInput } from '../../shared/tools/glob';
 import { describeFsError, toolError, toolResult } from './fs-errors';
-import { findRipgrep, outputLines, RIPGREP_MISSING, runRipgrep, VCS_DIRECTORY_GLOBS } from './ripgrep';
+import {
+  EXCLUDED_DIRECTORY_GLOBS,
+  findRipgrep,
+  IGNORE_FLAGS,
+  outputLines,
+  RIPGREP_MISSING,
+  runRipgrep,
+} from './ripgrep';
 import { sortNewestFirst } from './mtime';
 import type { ToolContext } from './tool-context';
 import { resolveWorkspacePath } from './workspace-path';
 
 const GLOB_META = /[*?[\]{}!]/;
 
-/** List files matching a glob (ripgrep `--files`, so .gitignore applies), newest first. */
+/**
+ * List files matching a glob, newest first, at most GLOB_MAX_RESULTS. Like Claude Code it honours
+ * .gitignore (inside a git repository or not) and skips VCS metadata and `.durable-agent/`.
+ */
 export async function runGlob(input: GlobInput, ctx: ToolContext): Promise<ToolOutcome> {
   const split = splitPattern(input.pattern, input.path);
   if (!split.ok) return toolError(split.error);
@@ -27,24 +37,28 @@ export async function runGlob(input: GlobInput, ctx: ToolContext): Promise<ToolO
   const rg = await findRipgrep();
   if (!rg) return toolError(RIPGREP_MISSING);
   // rg anchors --glob patterns at its working directory, so run it inside the search directory.
-  const run = await runRipgrep(
-    rg,
-    ['--files', '--hidden', `--glob=${split.pattern}`, ...VCS_DIRECTORY_GLOBS, '--', '.'],
-    { cwd: base.absolute, signal: ctx.signal, heartbeat: () => ctx.heartbeat({ tool: 'Glob' }) },
-  );
-  const found = outputLines(run.stdout);
-  if (run.exitCode === 2 && found.length === 0) {
-    return toolError(`Glob failed: ${run.stderr.trim() || 'ripgrep reported an error'}`);
-  }
+  // A --glob that matches a file overrides .gitignore for it, so the matches are filtered by a
+  // second listing without the pattern, which honours every ignore rule.
+  const options = { cwd: base.absolute, signal: ctx.signal, heartbeat: () => ctx.heartbeat({ tool: 'Glob' }) };
+  const common = ['--files', '--hidden', ...IGNORE_FLAGS];
+  const [matched, listed] = await Promise.all([
+    runRipgrep(rg, [...common, `--glob=${split.pattern}`, ...EXCLUDED_DIRECTORY_GLOBS, '--', '.'], options),
+    runRipgrep(rg, [...common, ...EXCLUDED_DIRECTORY_GLOBS, '--', '.'], options),
+  ]);
+  const failure = [matched, listed].find((run) => run.exitCode === 2 && run.stdout === '');
+  if (failure) return toolError(`Glob failed: ${failure.stderr.trim() || 'ripgrep reported an error'}`);
+  const visible = new Set(outputLines(listed.stdout));
+  const found = outputLines(matched.stdout).filter((file) => visible.has(file));
   if (found.length === 0) return toolResult('No files found');
+  const truncatedRun = matched.truncated || listed.truncated;
 
   const sorted = await sortNewestFirst(found, base.absolute);
   const shown = sorted.slice(0, GLOB_MAX_RESULTS).map((file) => toWorkspaceRelative(base.relative, file));
-  const cut = sorted.length > GLOB_MAX_RESULTS || run.truncated;
+  const cut = sorted.length > GLOB_MAX_RESULTS || truncatedRun;
   return toolResult(
     shown.join('\n') +
       (cut
-        ? `\n(Results are truncated: showing ${shown.length} of ${run.truncated ? 'more than ' : ''}${sorted.length} files. Consider using a more specific path or pattern.)`
+        ? `\n(Results are truncated: showing ${shown.length} of ${truncatedRun ? 'more than ' : ''}${sorted.length} files. Consider using a more specific path or pattern.)`
         : ''),
   );
 }

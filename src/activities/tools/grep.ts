@@ -3,7 +3,14 @@ import type { ToolOutcome } from '../../shared/tool-definition';
 import { GREP_DEFAULT_HEAD_LIMIT, type GrepInput } from '../../shared/tools/grep';
 import { describeFsError, toolError, toolResult } from './fs-errors';
 import { sortNewestFirst } from './mtime';
-import { findRipgrep, outputLines, RIPGREP_MISSING, runRipgrep, VCS_DIRECTORY_GLOBS } from './ripgrep';
+import {
+  EXCLUDED_DIRECTORY_GLOBS,
+  findRipgrep,
+  IGNORE_FLAGS,
+  outputLines,
+  RIPGREP_MISSING,
+  runRipgrep,
+} from './ripgrep';
 import type { ToolContext } from './tool-context';
 import { resolveWorkspacePath } from './workspace-path';
 
@@ -63,11 +70,13 @@ export async function runGrep(input: GrepInput, ctx: ToolContext): Promise<ToolO
 
 /** ripgrep arguments; every model-supplied value is attached to its flag or placed after `--`. */
 function buildArgs(input: GrepInput, mode: NonNullable<GrepInput['output_mode']>, target: string): string[] {
-  const args = ['--hidden', '--no-heading', '--with-filename', '--color=never'];
+  const args = ['--hidden', ...IGNORE_FLAGS, '--no-heading', '--with-filename', '--color=never'];
+  // rg searches files in parallel and prints them in whatever order they finish; pagination with
+  // offset needs the same order on every call. files_with_matches is sorted by mtime afterwards.
   if (mode === 'files_with_matches') args.push('--files-with-matches');
-  else if (mode === 'count') args.push('--count');
+  else if (mode === 'count') args.push('--count', '--sort=path');
   else {
-    args.push('--max-columns=500');
+    args.push('--sort=path', '--max-columns=500');
     if (input['-n'] !== false) args.push('--line-number');
     if (input['-C'] !== undefined) args.push(`--context=${input['-C']}`);
     else {
@@ -80,7 +89,7 @@ function buildArgs(input: GrepInput, mode: NonNullable<GrepInput['output_mode']>
   if (input.type) args.push(`--type=${input.type}`);
   for (const glob of splitGlobs(input.glob)) args.push(`--glob=${glob}`);
   // After the caller's globs: with rg the last matching glob wins.
-  args.push(...VCS_DIRECTORY_GLOBS);
+  args.push(...EXCLUDED_DIRECTORY_GLOBS);
   args.push(`--regexp=${input.pattern}`, '--', target);
   return args;
 }

@@ -5,7 +5,8 @@ import { globTool } from '../../shared/tools/glob';
 import { grepTool } from '../../shared/tools/grep';
 import { getToolDefinition, TOOL_DEFINITIONS } from '../../shared/tools/index';
 import { formatInputValidationError, parseErrorOptions } from '../../shared/tools/input-validation-error';
-import { readTool } from '../../shared/tools/read';
+import { multiEditTool } from '../../shared/tools/multi-edit';
+import { readTool, type ReadInput } from '../../shared/tools/read';
 import { writeTool } from '../../shared/tools/write';
 import { abortError, isAbortError } from './abort-error';
 import { runBash } from './bash';
@@ -13,14 +14,19 @@ import { runEdit } from './edit';
 import { toolError } from './fs-errors';
 import { runGlob } from './glob';
 import { runGrep } from './grep';
+import { isStoredResult, storeLargeResult } from './large-result';
+import { runMultiEdit } from './multi-edit';
 import { runRead } from './read';
 import type { ToolContext } from './tool-context';
+import { resolveWorkspacePath } from './workspace-path';
 import { runWrite } from './write';
 
 export type { ToolContext } from './tool-context';
 export { resolveWorkspacePath, type WorkspacePath, type WorkspacePathResult } from './workspace-path';
 export { defaultBashEnv, isSecretEnvName } from './bash-env';
 export { isAbortError } from './abort-error';
+export { LARGE_RESULT_CHARS, LARGE_RESULT_PREVIEW_CHARS } from './large-result';
+export { TOOL_RESULTS_DIR, WORKSPACE_DATA_DIR } from './workspace-data';
 
 type Runner = (input: unknown, ctx: ToolContext) => Promise<ToolOutcome>;
 
@@ -36,6 +42,7 @@ const RUNNERS: ReadonlyMap<string, Runner> = new Map([
   implement(readTool, runRead),
   implement(writeTool, runWrite),
   implement(editTool, runEdit),
+  implement(multiEditTool, runMultiEdit),
   implement(globTool, runGlob),
   implement(grepTool, runGrep),
   implement(bashTool, runBash),
@@ -44,12 +51,16 @@ const RUNNERS: ReadonlyMap<string, Runner> = new Map([
 /**
  * Validate and run one tool call. A bad input, an unknown tool or a failing tool becomes an
  * `isError` outcome the model can act on; the only rejection is an Error named 'AbortError',
- * raised when `ctx.signal` fires (after the tool's processes are gone).
+ * raised when `ctx.signal` fires (after the tool's processes are gone). A successful result longer
+ * than LARGE_RESULT_CHARS is stored under `.durable-agent/tool-results/` and replaced by a preview.
  */
 export async function executeTool(name: string, rawInput: unknown, ctx: ToolContext): Promise<ToolOutcome> {
   if (ctx.signal.aborted) throw abortError();
   const definition = getToolDefinition(name);
   const run = RUNNERS.get(name);
+  if (definition && !run) {
+    return toolError(`${name} is answered by the job itself (its list lives in the workflow State); it has no standalone run.`);
+  }
   if (!definition || !run) {
     const known = TOOL_DEFINITIONS.map((tool) => tool.name).join(', ');
     return toolError(`Unknown tool "${name}". Available tools: ${known}.`);
@@ -59,10 +70,23 @@ export async function executeTool(name: string, rawInput: unknown, ctx: ToolCont
     return toolError(formatInputValidationError(name, definition.inputSchema, parsed.error.issues));
   }
   try {
-    return await run(parsed.data, ctx);
+    const outcome = await run(parsed.data, ctx);
+    // Read of a stored result is already bounded by Read's limits; storing it again would only
+    // send the model to yet another file.
+    if (name === readTool.name && (await readsStoredResult(parsed.data as ReadInput, ctx))) return outcome;
+    return await storeLargeResult(name, outcome, ctx.workspace);
   } catch (error) {
     if (isAbortError(error) || ctx.signal.aborted) throw abortError();
     const message = error instanceof Error ? error.message : String(error);
     return toolError(`${name} failed: ${message}`);
+  }
+}
+
+async function readsStoredResult(input: ReadInput, ctx: ToolContext): Promise<boolean> {
+  try {
+    const target = await resolveWorkspacePath(ctx.workspace, input.file_path);
+    return target.ok && isStoredResult(target.relative);
+  } catch {
+    return false;
   }
 }

@@ -3,6 +3,7 @@ import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
 import * as path from 'node:path';
 import { abortError } from './abort-error';
+import { WORKSPACE_DATA_DIR } from './workspace-data';
 
 /** Shown when `rg` is not on PATH. */
 export const RIPGREP_MISSING =
@@ -10,6 +11,19 @@ export const RIPGREP_MISSING =
 
 /** Directories of version-control metadata: never useful search results. */
 export const VCS_DIRECTORY_GLOBS = ['!.git', '!.svn', '!.hg', '!.bzr', '!.jj'].map((glob) => `--glob=${glob}`);
+
+/**
+ * Every directory Glob and Grep skip. Passed after the caller's globs: with rg the last matching
+ * glob wins, so no pattern can bring them back. A file inside one named as the search path is still
+ * searched (rg always searches paths it is given).
+ */
+export const EXCLUDED_DIRECTORY_GLOBS = [...VCS_DIRECTORY_GLOBS, `--glob=!${WORKSPACE_DATA_DIR}`];
+
+/**
+ * ripgrep applies .gitignore files only inside a git repository unless told otherwise; Claude Code
+ * honours them in any folder, and so do we.
+ */
+export const IGNORE_FLAGS = ['--no-require-git'];
 
 const HEARTBEAT_MS = 2000;
 

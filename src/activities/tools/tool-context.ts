@@ -1,3 +1,5 @@
+import type { ReadFileStates } from '../../shared/file-state';
+
 /** What a tool implementation gets besides its input. */
 export interface ToolContext {
   /** Workspace root: absolute and realpath'd. Every path a tool touches must lie inside it. */
@@ -8,4 +10,10 @@ export interface ToolContext {
   heartbeat: (details?: unknown) => void;
   /** Environment for Bash; the caller strips secrets. Defaults to this process's environment minus secrets. */
   env?: NodeJS.ProcessEnv;
+  /**
+   * The session's knowledge of the files this call touches, keyed by `fileStateKey(workspace,
+   * file_path)`: at least the keys `fileStateKeysFor` names. Write and Edit refuse a file missing
+   * here or changed on disk since.
+   */
+  readState: ReadFileStates;
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { ToolDefinition } from '../tool-definition';
 import { isReadOnlyBashCommand } from './bash-classify';
-import { patternField } from './schema-parts';
+import { patternField, textField } from './schema-parts';
 
 export const BASH_DEFAULT_TIMEOUT_MS = 120_000;
 export const BASH_MAX_TIMEOUT_MS = 600_000;
@@ -17,13 +17,10 @@ export const bashInputSchema = z.strictObject({
     .max(BASH_MAX_TIMEOUT_MS)
     .describe(`Optional timeout in milliseconds (max ${BASH_MAX_TIMEOUT_MS})`)
     .optional(),
-  description: z
-    .string()
-    .max(1000)
-    .describe(
-      'Clear, concise description of what this command does in 5-10 words, in active voice. Examples: "List files in current directory", "Install package dependencies"',
-    )
-    .optional(),
+  description: textField(
+    'Clear, concise description of what this command does in 5-10 words, in active voice. Examples: "List files in current directory", "Install package dependencies"',
+    1000,
+  ).optional(),
 });
 
 export type BashInput = z.infer<typeof bashInputSchema>;

@@ -1,14 +1,11 @@
 import { z } from 'zod';
 import type { ToolDefinition } from '../tool-definition';
-import { MAX_TEXT_CHARS, pathField } from './schema-parts';
+import { pathField, textField } from './schema-parts';
 
 export const editInputSchema = z.strictObject({
   file_path: pathField('The path to the file to modify: absolute, or relative to the workspace root'),
-  old_string: z.string().max(MAX_TEXT_CHARS).describe('The text to replace'),
-  new_string: z
-    .string()
-    .max(MAX_TEXT_CHARS)
-    .describe('The text to replace it with (must be different from old_string)'),
+  old_string: textField('The text to replace'),
+  new_string: textField('The text to replace it with (must be different from old_string)'),
   replace_all: z.boolean().describe('Replace all occurrences of old_string (default false)').optional(),
 });
 
@@ -20,10 +17,11 @@ export const editTool: ToolDefinition<EditInput> = {
   description: `Performs exact string replacements in files.
 
 Usage:
-- Read the file first so you know its exact current contents
+- You must use the Read tool at least once on the file before editing it: the edit FAILS if the file was not read, or if it changed on disk since it was last read or written (then Read it again)
 - When editing text from Read tool output, preserve the exact indentation (tabs/spaces) as it appears AFTER the line number prefix. The line number prefix format is: spaces + line number + tab. Everything after that tab is the actual file content to match. Never include any part of the line number prefix in old_string or new_string
 - Files with Windows (CRLF) line endings keep them; write old_string and new_string with plain newlines
 - The edit will FAIL if old_string is not found in the file
+- The result shows a \`cat -n\` snippet of the edited region, so there is no need to Read the file again to check the edit
 - The edit will FAIL if old_string is not unique in the file. Either provide a larger string with more surrounding context to make it unique or use replace_all to change every instance of old_string
 - Use replace_all for replacing and renaming strings across the file, for instance renaming a variable
 - The file must exist; use Write to create a new file

@@ -12,9 +12,31 @@ export const parseErrorOptions = {
 };
 
 /** Top-level keys a tool accepts, read from its object schema; empty when the schema is not an object. */
-export function acceptedKeys(schema: z.ZodType): string[] {
-  const shape = (schema as { shape?: unknown }).shape;
+export function acceptedKeys(schema: z.ZodType | undefined): string[] {
+  const shape = (schema as { shape?: unknown } | undefined)?.shape;
   return shape && typeof shape === 'object' ? Object.keys(shape) : [];
+}
+
+interface SchemaInternals {
+  shape?: Record<string, unknown>;
+  element?: unknown;
+  def?: { type?: string; innerType?: unknown };
+}
+
+/** The sub-schema at an issue path (object keys and array indexes), through optional wrappers. */
+function schemaAt(schema: z.ZodType, issuePath: readonly PropertyKey[]): z.ZodType | undefined {
+  const unwrap = (node: unknown): SchemaInternals | undefined => {
+    let current = node as SchemaInternals | undefined;
+    while (current?.def && ['optional', 'nullable', 'default'].includes(current.def.type ?? '')) {
+      current = current.def.innerType as SchemaInternals | undefined;
+    }
+    return current;
+  };
+  let current = unwrap(schema);
+  for (const segment of issuePath) {
+    current = unwrap(typeof segment === 'number' ? current?.element : current?.shape?.[String(segment)]);
+  }
+  return current as z.ZodType | undefined;
 }
 
 /**
@@ -26,7 +48,14 @@ export function formatInputValidationError(toolName: string, schema: z.ZodType, 
   const lines = issues.map((issue) => {
     if (issue.code === 'unrecognized_keys') {
       const keys = issue.keys.map((key) => JSON.stringify(key)).join(', ');
-      return `InputValidationError: ${keys}: unknown parameter${issue.keys.length > 1 ? 's' : ''}; ${toolName} accepts only ${accepted.join(', ')}`;
+      const plural = issue.keys.length > 1 ? 's' : '';
+      if (issue.path.length === 0) {
+        return `InputValidationError: ${keys}: unknown parameter${plural}; ${toolName} accepts only ${accepted.join(', ')}`;
+      }
+      // A nested object (one of MultiEdit's edits): name where it is and what it accepts.
+      const where = issue.path.map(String).join('.');
+      const allowed = acceptedKeys(schemaAt(schema, issue.path)).join(', ');
+      return `InputValidationError: ${where}: ${keys}: unknown parameter${plural}; accepted here: ${allowed}`;
     }
     const field = issue.path.length > 0 ? issue.path.map(String).join('.') : 'input';
     return `InputValidationError: ${field}: ${issue.message}`;

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import type { ToolDefinition } from '../tool-definition';
-import { MAX_TEXT_CHARS, pathField } from './schema-parts';
+import { pathField, textField } from './schema-parts';
 
 export const writeInputSchema = z.strictObject({
   file_path: pathField('The path to the file to write: absolute, or relative to the workspace root'),
-  content: z.string().max(MAX_TEXT_CHARS).describe('The content to write to the file'),
+  content: textField('The content to write to the file'),
 });
 
 export type WriteInput = z.infer<typeof writeInputSchema>;
@@ -19,7 +19,8 @@ Usage:
 - Missing parent directories are created
 - The file_path parameter may be absolute or relative to the workspace root; files outside the workspace cannot be written
 - ALWAYS prefer editing existing files in the codebase with the Edit tool. NEVER write new files unless explicitly required
-- If this is an existing file, Read it first so you do not lose its contents
+- If this is an existing file, you MUST use the Read tool first to read its contents: this tool FAILS on an existing file that was not read, or that changed on disk since it was last read or written
+- Creating a new file needs no prior Read
 - NEVER proactively create documentation files (*.md) or README files. Only create documentation files if explicitly requested by the User`,
   inputSchema: writeInputSchema,
   isConcurrencySafe: () => false,

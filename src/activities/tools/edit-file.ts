@@ -1,0 +1,99 @@
+import { readFile, stat, writeFile } from 'node:fs/promises';
+import * as path from 'node:path';
+import { fileStateKey } from '../../shared/file-state';
+import type { ToolOutcome } from '../../shared/tool-definition';
+import { applyEdits, type EditOperation } from './edit-apply';
+import { editSnippet } from './edit-snippet';
+import { BINARY_SNIFF_BYTES, describeFsError, looksBinary, toolError } from './fs-errors';
+import { recordedState, staleReadError, updateAfterWrite } from './read-state';
+import { didYouMean, similarFiles } from './similar-files';
+import type { ToolContext } from './tool-context';
+import { resolveWorkspacePath } from './workspace-path';
+
+/** Files above this size are refused: an edit holds the whole file in memory. */
+const MAX_EDIT_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Edit and MultiEdit: check the session read the file and nothing changed it since, apply `edits`
+ * in memory, and write the file only if every edit applied. `describe(index)` names an edit in an
+ * error ('' for Edit's only edit). Returns a `cat -n` snippet of the changed regions and the new
+ * file state.
+ */
+export async function editFile(
+  filePath: string,
+  edits: readonly EditOperation[],
+  ctx: ToolContext,
+  describe: (index: number) => string,
+): Promise<ToolOutcome> {
+  const target = await resolveWorkspacePath(ctx.workspace, filePath);
+  if (!target.ok) return toolError(target.error);
+  const shown = target.relative;
+  const failed = (index: number, error: string) => toolError(`${describe(index)}${error}${unchanged(edits)}`);
+
+  // Claude Code checks this before the file, so a no-op edit is named as such whatever the file.
+  const noop = edits.findIndex((edit) => edit.old_string === edit.new_string);
+  if (noop >= 0) return failed(noop, 'No changes to make: old_string and new_string are exactly the same.');
+
+  const key = fileStateKey(ctx.workspace, filePath);
+  const recorded = recordedState(ctx.readState, key);
+  let original: string;
+  try {
+    const info = await stat(target.absolute);
+    if (info.isDirectory()) return toolError(`${shown} is a directory, not a file.`);
+    if (!info.isFile()) return toolError(`${shown} is not a regular file.`);
+    const stale = staleReadError(recorded, info);
+    if (stale) return toolError(stale);
+    if (info.size > MAX_EDIT_BYTES) {
+      return toolError(`${shown} is too large to edit (${info.size} bytes; the limit is ${MAX_EDIT_BYTES}).`);
+    }
+    const bytes = await readFile(target.absolute);
+    if (looksBinary(bytes.subarray(0, BINARY_SNIFF_BYTES))) {
+      return toolError(`Cannot edit ${shown}: it is a binary file (it contains NUL bytes).`);
+    }
+    original = bytes.toString('utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+      const suggestions = await similarFiles(target.absolute, path.dirname(shown));
+      return toolError(`File does not exist: ${shown}.${didYouMean(suggestions)} Use Write to create a new file.`);
+    }
+    return toolError(describeFsError(error, shown));
+  }
+
+  // The model writes '\n'; a file that consistently uses CRLF is edited in LF form and converted
+  // back, so its line endings survive. Mixed files are matched byte for byte.
+  const crlf = original.includes('\r\n') && !/(^|[^\r])\n/.test(original);
+  const toLf = (text: string) => (crlf ? text.replace(/\r\n/g, '\n') : text);
+  const applied = applyEdits(
+    toLf(original),
+    edits.map((edit) => ({ ...edit, old_string: toLf(edit.old_string), new_string: toLf(edit.new_string) })),
+    shown,
+  );
+  if (!applied.ok) return failed(applied.index, applied.error);
+
+  let update;
+  try {
+    await writeFile(target.absolute, crlf ? applied.content.replace(/\n/g, '\r\n') : applied.content, 'utf8');
+    // An edit shows the model only the changed regions, so a partial read stays partial.
+    update = await updateAfterWrite(key, target.absolute, recorded?.partial ?? false);
+  } catch (error) {
+    return toolError(describeFsError(error, shown));
+  }
+  const snippet = editSnippet(applied.content, applied.changes);
+  const counts = summary(edits.length, applied.replacements);
+  const content =
+    snippet === ''
+      ? `The file ${shown} has been updated${counts}. It is now empty.`
+      : `The file ${shown} has been updated${counts}. Here's the result of running \`cat -n\` on a snippet of the edited file:\n${snippet}`;
+  return { content, isError: false, fileStates: [update] };
+}
+
+/** '' for one edit making one replacement (Claude Code's plain message), else the counts. */
+function summary(editCount: number, replacements: number): string {
+  if (editCount === 1) return replacements === 1 ? '' : ` (${replacements} replacements)`;
+  return ` (${editCount} edits, ${replacements} replacement${replacements === 1 ? '' : 's'})`;
+}
+
+/** MultiEdit is all or none; say so, since the model may assume the earlier edits landed. */
+function unchanged(edits: readonly EditOperation[]): string {
+  return edits.length > 1 ? '\nNo edit was applied: the file is unchanged.' : '';
+}

@@ -1,0 +1,78 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import * as path from 'node:path';
+import type { ToolOutcome } from '../../shared/tool-definition';
+import { safeSlice } from './numbered-lines';
+import { ensureWorkspaceDataDir, TOOL_RESULTS_DIR } from './workspace-data';
+import { resolveWorkspacePath } from './workspace-path';
+
+/** A successful result longer than this is stored in the workspace and replaced by a preview. */
+export const LARGE_RESULT_CHARS = 50_000;
+/** About this much of a stored result is shown in its place. */
+export const LARGE_RESULT_PREVIEW_CHARS = 2_000;
+
+/**
+ * Claude Code's answer to a huge tool result: keep the whole text in a file the model can page
+ * through with Read or search with Grep, and put only a preview in the conversation (which every
+ * later model call resends). The file name is a hash of the content, so a retried call writes the
+ * same file. Failures and short results pass through unchanged; so does anything when the result
+ * cannot be stored, cut to LARGE_RESULT_CHARS instead.
+ */
+export async function storeLargeResult(
+  toolName: string,
+  outcome: ToolOutcome,
+  workspace: string,
+): Promise<ToolOutcome> {
+  const text = outcome.content;
+  if (outcome.isError || text.length <= LARGE_RESULT_CHARS) return outcome;
+  const digest = createHash('sha256').update(text).digest('hex').slice(0, 16);
+  const relative = `${TOOL_RESULTS_DIR}/${toolName}-${digest}.txt`;
+  let notice: string;
+  try {
+    await saveInWorkspace(workspace, relative, text);
+    notice =
+      `[Output too large to show in full: the full output (${text.length} characters) was saved to ${relative}. ` +
+      'Only its beginning is shown above. Read that file with Read (use offset and limit to page through it), or search it with Grep (with that file as path).]';
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    return {
+      ...outcome,
+      content: `${safeSlice(text, LARGE_RESULT_CHARS)}\n...\n[Output cut at ${LARGE_RESULT_CHARS} of ${text.length} characters: it could not be saved to ${TOOL_RESULTS_DIR} (${reason}).]`,
+    };
+  }
+  return { ...outcome, content: `${preview(text)}\n...\n${notice}` };
+}
+
+/** True when `relative` (a workspace-relative path from resolveWorkspacePath) is a stored result. */
+export function isStoredResult(relative: string): boolean {
+  return relative.startsWith(`${TOOL_RESULTS_DIR}/`);
+}
+
+/** The start of `text`, ending at a line break when one falls in the second half of the preview. */
+function preview(text: string): string {
+  const head = safeSlice(text, LARGE_RESULT_PREVIEW_CHARS);
+  const lineEnd = head.lastIndexOf('\n');
+  return lineEnd >= LARGE_RESULT_PREVIEW_CHARS / 2 ? head.slice(0, lineEnd) : head;
+}
+
+/**
+ * Write `text` to `relative` under the workspace through a temporary file, so a crash never
+ * leaves a half-written result under the final name. The data folder gets a `.gitignore` of `*`
+ * so it keeps itself out of git (and out of Glob and Grep). Refuses, like every tool, a path that
+ * a symlink leads out of the workspace.
+ */
+async function saveInWorkspace(workspace: string, relative: string, text: string): Promise<void> {
+  const target = await resolveWorkspacePath(workspace, relative);
+  if (!target.ok) throw new Error(target.error);
+  await ensureWorkspaceDataDir(workspace);
+  await mkdir(path.dirname(target.absolute), { recursive: true });
+  const existing = await stat(target.absolute).catch(() => undefined);
+  if (existing?.isFile() && existing.size === Buffer.byteLength(text, 'utf8')) return;
+  const temporary = `${target.absolute}.${randomBytes(6).toString('hex')}.tmp`;
+  try {
+    await writeFile(temporary, text, 'utf8');
+    await rename(temporary, target.absolute);
+  } finally {
+    await rm(temporary, { force: true });
+  }
+}
