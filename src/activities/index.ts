@@ -1,11 +1,18 @@
 import type Anthropic from '@anthropic-ai/sdk';
-import type { BuildSystemPromptInput, CallModelInput, CommitTranscriptInput, RunToolInput } from '../shared/activity-types';
+import { ApplicationFailure } from '@temporalio/common';
+import type {
+  BuildSystemPromptInput,
+  CallModelInput,
+  CommitTranscriptInput,
+  PermissionSettings,
+  RunToolInput,
+} from '../shared/activity-types';
+import { loadPermissionSettings } from './permission-settings';
 import { callModel } from './call-model';
 import { FileContentStore } from './store/content-store';
 import { TranscriptStore } from './store/transcript-store';
 import { runTool } from './run-tool';
 import { buildSystemPrompt } from './system-prompt';
-import { ToolJournal } from './tool-journal';
 
 /** What the activities need from the outside world; tests pass their own (the seed's QueryDeps). */
 export interface ActivityDeps {
@@ -17,22 +24,35 @@ export interface ActivityDeps {
   /** Environment for Bash; defaults to the worker's minus its secrets. */
   toolEnv?: NodeJS.ProcessEnv;
   streamIdleMs?: number;
+  /** Test hook, see `RunToolDeps.crashAfterJournal`. */
+  crashAfterJournal?: string;
 }
 
 /** The activities of an `agentSession`, bound to their dependencies. */
 export function createActivities(deps: ActivityDeps) {
   const store = new FileContentStore(deps.storeDir);
   const transcripts = new TranscriptStore(store);
-  const journal = new ToolJournal(deps.storeDir);
   const clock = deps.clock ?? (() => new Date());
   const toolEnv = deps.toolEnv ?? withoutSecrets(process.env);
   return {
     callModel: (input: CallModelInput) =>
       callModel({ anthropic: deps.anthropic, store, transcripts, streamIdleMs: deps.streamIdleMs }, input),
-    runTool: (input: RunToolInput) => runTool({ store, journal, toolEnv }, input),
+    runTool: (input: RunToolInput) => runTool({ store, toolEnv, crashAfterJournal: deps.crashAfterJournal }, input),
     buildSystemPrompt: (input: BuildSystemPromptInput) => buildSystemPrompt({ store, clock }, input),
     commitTranscript: async (input: CommitTranscriptInput) =>
       transcripts.append(input.transcript, await transcripts.resolve(input.append)),
+    loadPermissionSettings: async (input: { workspace: string }): Promise<PermissionSettings> => {
+      try {
+        return await loadPermissionSettings(input.workspace);
+      } catch (error) {
+        // A broken settings file will not mend itself on retry: the job ends saying what to fix.
+        throw ApplicationFailure.create({
+          message: error instanceof Error ? error.message : String(error),
+          type: 'invalid_settings',
+          nonRetryable: true,
+        });
+      }
+    },
   };
 }
 

@@ -5,14 +5,18 @@ import { classifyToolUse } from '../shared/tool-definition';
 import type { ToolOutcome } from '../shared/tool-definition';
 import { getToolDefinition } from '../shared/tools';
 import type { FileContentStore } from './store/content-store';
-import type { ToolJournal } from './tool-journal';
+import { ToolJournal } from './tool-journal';
 import { executeTool } from './tools';
 
 export interface RunToolDeps {
   store: FileContentStore;
-  journal: ToolJournal;
   /** The environment Bash runs with: the worker's, minus its secrets. */
   toolEnv: NodeJS.ProcessEnv;
+  /**
+   * Test hook: SIGKILL this worker right after the journal records this tool_use_id as completed,
+   * before Temporal hears of it — the window the journal exists for.
+   */
+  crashAfterJournal?: string;
 }
 
 const PREVIEW_CHARS = 300;
@@ -25,8 +29,13 @@ const PREVIEW_CHARS = 300;
 export async function runTool(deps: RunToolDeps, input: RunToolInput): Promise<ToolRunResult> {
   const ctx = Context.current();
   const { toolUse, sessionKey } = input;
-  const recorded = await deps.journal.read(sessionKey, toolUse.id);
-  if (recorded?.status === 'completed') return recorded.result;
+  const journal = new ToolJournal(input.workspace, sessionKey);
+  const recorded = await journal.read(toolUse.id);
+  if (recorded?.status === 'completed') {
+    // The content store may be another worker's; the journal carries the block itself.
+    await deps.store.put(recorded.block);
+    return recorded.result;
+  }
 
   let outcome: ToolOutcome;
   const { readOnly } = classifyToolUse(getToolDefinition(toolUse.name), toolUse.input);
@@ -38,18 +47,14 @@ export async function runTool(deps: RunToolDeps, input: RunToolInput): Promise<T
         'partly run. It was not run again automatically: check its effects before retrying it.',
     };
   } else {
-    await deps.journal.write(sessionKey, {
-      status: 'started',
-      toolUseId: toolUse.id,
-      name: toolUse.name,
-      startedAt: new Date().toISOString(),
-    });
+    await journal.write({ status: 'started', toolUseId: toolUse.id, name: toolUse.name, startedAt: new Date().toISOString() });
     try {
       outcome = await executeTool(toolUse.name, toolUse.input, {
         workspace: input.workspace,
         signal: ctx.cancellationSignal,
-        heartbeat: (details) => ctx.heartbeat(details),
+        heartbeat: (details?: unknown) => ctx.heartbeat(details),
         env: deps.toolEnv,
+        readState: input.readState ?? {},
       });
     } catch (error) {
       if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason ?? error;
@@ -68,9 +73,11 @@ export async function runTool(deps: RunToolDeps, input: RunToolInput): Promise<T
     toolUseId: toolUse.id,
     isError: outcome.isError,
     ref: await deps.store.put(block),
-    preview: outcome.content.length > PREVIEW_CHARS ? `${outcome.content.slice(0, PREVIEW_CHARS)}…` : outcome.content,
-    chars: outcome.content.length,
+    preview: block.content.length > PREVIEW_CHARS ? `${block.content.slice(0, PREVIEW_CHARS)}…` : block.content,
+    chars: block.content.length,
+    ...(outcome.fileStates?.length ? { fileStates: outcome.fileStates } : {}),
   };
-  await deps.journal.write(sessionKey, { status: 'completed', toolUseId: toolUse.id, name: toolUse.name, result });
+  await journal.write({ status: 'completed', toolUseId: toolUse.id, name: toolUse.name, result, block });
+  if (deps.crashAfterJournal === toolUse.id) process.kill(process.pid, 'SIGKILL');
   return result;
 }

@@ -1,6 +1,14 @@
 import { Command, InvalidArgumentError } from 'commander';
 import type { Terminal } from '../shared/terminal';
-import { abortSignal, DEFAULT_TASK_QUEUE, setMaxTurnsSignal, snapshotQuery, userMessageSignal } from '../workflows/definitions';
+import {
+  abortSignal,
+  approvalSignal,
+  DEFAULT_TASK_QUEUE,
+  setMaxTurnsSignal,
+  snapshotQuery,
+  userMessageSignal,
+} from '../workflows/definitions';
+import { listJobs, pendingApprovalFor } from './approvals';
 import { dataHome } from './config';
 import { connect } from './connect';
 import type { Connected } from './connect';
@@ -19,6 +27,10 @@ async function withClient<T>(withWorker: boolean, fn: (connected: Connected) => 
   } finally {
     await connected.connection.close();
   }
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
 }
 
 function printTerminal(terminal: Terminal, json: boolean): void {
@@ -47,6 +59,14 @@ export function buildProgram(): Command {
     .option('--max-tokens <n>', 'output tokens per model call', (v) => parsePositiveInt(v, '--max-tokens'))
     .option('--append-system-prompt <text>', 'text added to the system prompt')
     .option('--tools <names>', 'comma-separated tools to offer (default: all)')
+    .option('--permission-mode <mode>', 'default | acceptEdits | plan | bypassPermissions | dontAsk (CI: dontAsk)')
+    .option('--allow <rule>', 'allow rule, Claude Code syntax, e.g. "Bash(npm test:*)"; repeatable', collect, [])
+    .option('--deny <rule>', 'deny rule, e.g. "Read(./secrets/**)"; repeatable', collect, [])
+    .option('--ask <rule>', 'ask rule: always park for approval; repeatable', collect, [])
+    .option('--approval-timeout <seconds>', 'give up waiting for approve/deny after this long', (v) =>
+      parsePositiveInt(v, '--approval-timeout'),
+    )
+    .option('--on-approval-timeout <deny|allow>', 'what an unanswered approval becomes (default deny)')
     .option('--task-queue <name>', 'task queue of the workers', DEFAULT_TASK_QUEUE)
     .option('--detach', 'start the job and return without following it')
     .option('--json', 'print the Terminal as JSON')
@@ -66,6 +86,48 @@ export function buildProgram(): Command {
           return;
         }
         printTerminal(await follow(outcome.handle, flags.json ? { write: () => undefined } : stdoutOutput), flags.json ?? false);
+      });
+    });
+
+  program
+    .command('approve')
+    .description('allow the tool call a job is waiting on')
+    .argument('<id>', 'job id')
+    .option('--tool <toolUseId>', 'which call, when several wait')
+    .option('--always', 'also allow calls like it for the rest of the job (adds the suggested rule)')
+    .action(async (id: string, flags: { tool?: string; always?: boolean }) => {
+      await withClient(false, async ({ client }) => {
+        const handle = client.workflow.getHandle(id);
+        const pending = await pendingApprovalFor(handle, flags.tool);
+        await handle.signal(approvalSignal, { toolUseId: pending.toolUseId, decision: 'allow', always: flags.always ?? false });
+        stdoutOutput.write(
+          `approved ${pending.toolName} ${pending.input}` + (flags.always ? `\n  rule added for this job: ${pending.suggestedRule}` : ''),
+        );
+      });
+    });
+
+  program
+    .command('deny')
+    .description('refuse the tool call a job is waiting on; the model is told why')
+    .argument('<id>', 'job id')
+    .option('--tool <toolUseId>', 'which call, when several wait')
+    .option('--reason <text>', 'told to the model')
+    .action(async (id: string, flags: { tool?: string; reason?: string }) => {
+      await withClient(false, async ({ client }) => {
+        const handle = client.workflow.getHandle(id);
+        const pending = await pendingApprovalFor(handle, flags.tool);
+        await handle.signal(approvalSignal, { toolUseId: pending.toolUseId, decision: 'deny', ...(flags.reason ? { reason: flags.reason } : {}) });
+        stdoutOutput.write(`denied ${pending.toolName} ${pending.input}`);
+      });
+    });
+
+  program
+    .command('ls')
+    .description('list recent jobs, with those waiting for approval and what they want to run')
+    .option('--limit <n>', 'how many', (v) => parsePositiveInt(v, '--limit'), 20)
+    .action(async (flags: { limit: number }) => {
+      await withClient(true, async ({ client }) => {
+        for (const line of await listJobs(client, flags.limit)) stdoutOutput.write(line);
       });
     });
 
@@ -152,6 +214,36 @@ export function buildProgram(): Command {
     .action(async () => {
       const stopped = await stopEmbedded();
       stdoutOutput.write(stopped.length ? `stopped ${stopped.join(', ')}` : `nothing running under ${dataHome()}`);
+    });
+
+  program
+    .command('tool')
+    .description("run one tool call outside Temporal, through the permission rules, and print its tool_result")
+    .argument('<name>', 'tool name: Read, Write, Edit, MultiEdit, Glob, Grep, Bash')
+    .argument('<json>', "the tool's input as JSON, e.g. '{\"file_path\":\"README.md\"}'")
+    .option('--cwd <dir>', 'workspace', process.cwd())
+    .option('--permission-mode <mode>', 'default | acceptEdits | plan | bypassPermissions | dontAsk')
+    .option('--allow <rule>', 'allow rule; repeatable', collect, [])
+    .option('--deny <rule>', 'deny rule; repeatable', collect, [])
+    .option('--ask <rule>', 'ask rule; repeatable', collect, [])
+    .option('--yes', 'run a call the rules would ask about')
+    .action(async (name: string, json: string, flags: RunFlags & { cwd: string; yes?: boolean }) => {
+      const { permissions } = buildSessionInput('tool', flags);
+      const { runToolCommand } = await import('./tool-command');
+      process.exitCode = await runToolCommand(
+        name,
+        json,
+        {
+          cwd: flags.cwd,
+          ...(permissions?.mode ? { permissionMode: permissions.mode } : {}),
+          allow: permissions?.allow ?? [],
+          deny: permissions?.deny ?? [],
+          ask: permissions?.ask ?? [],
+          yes: flags.yes ?? false,
+        },
+        stdoutOutput,
+        { write: (line) => process.stderr.write(`${line}\n`) },
+      );
     });
 
   program

@@ -60,13 +60,26 @@ export async function follow(handle: JobHandle, out: Output, options: { pollMs?:
     (error: unknown) => (failure = error ?? new Error('job failed')),
   );
   let warned = false;
+  const announced = new Set<string>();
   while (done === undefined && failure === undefined) {
     try {
       const snapshot = await Promise.race([
         handle.query(snapshotQuery, printer.lastSeq),
         sleep(10_000).then(() => undefined),
       ]);
-      if (snapshot) printer.print(snapshot.events);
+      if (snapshot) {
+        printer.print(snapshot.events);
+        for (const pending of snapshot.pendingApprovals ?? []) {
+          if (announced.has(pending.toolUseId)) continue;
+          announced.add(pending.toolUseId);
+          const id = handle.workflowId;
+          out.write(
+            `  ⏸ ${pending.toolName} needs approval (${pending.reason}). From any shell:\n` +
+              `    durable-agent approve ${id}            # or --always to add ${pending.suggestedRule}\n` +
+              `    durable-agent deny ${id} --reason "..."`,
+          );
+        }
+      }
       else if (!warned) {
         warned = true;
         out.write('· no worker has answered for 10 s; is `durable-agent worker` running for this task queue?');

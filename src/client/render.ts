@@ -56,7 +56,8 @@ export function formatUsage(usage: Terminal['usage']): string {
 export function formatTerminal(terminal: Terminal): string {
   const turns = `${terminal.turnCount} turn${terminal.turnCount === 1 ? '' : 's'}`;
   const detail = terminal.detail ? ` — ${terminal.detail}` : '';
-  return `Terminal: ${terminal.reason} after ${turns}${detail}\n  ${formatUsage(terminal.usage)} · model ${terminal.model}`;
+  const denials = (terminal.denials ?? []).map((d) => `\n  denied: ${d.toolName} [${d.toolUseId}] — ${d.reason}`).join('');
+  return `Terminal: ${terminal.reason} after ${turns}${detail}\n  ${formatUsage(terminal.usage)} · model ${terminal.model}${denials}`;
 }
 
 export function formatSnapshot(id: string, snapshot: SessionSnapshot): string {
@@ -68,6 +69,14 @@ export function formatSnapshot(id: string, snapshot: SessionSnapshot): string {
   if (snapshot.runningTools.length > 0) {
     lines.push(`  running: ${snapshot.runningTools.map((tool) => `${tool.name} (${tool.toolUseId})`).join(', ')}`);
   }
+  for (const pending of snapshot.pendingApprovals ?? []) {
+    lines.push(`  waiting for approval: ${pending.toolName} ${clip(pending.input, 200)} [${pending.toolUseId}] — ${pending.reason}`);
+  }
+  if (snapshot.todos?.length) {
+    const marks = { pending: '[ ]', in_progress: '[~]', completed: '[x]' } as const;
+    lines.push('  todos:', ...snapshot.todos.map((todo) => `    ${marks[todo.status]} ${todo.content}`));
+  }
+  if (snapshot.permissionMode) lines.push(`  permission mode: ${snapshot.permissionMode}`);
   if (snapshot.queuedUserMessages > 0) lines.push(`  queued user messages: ${snapshot.queuedUserMessages}`);
   if (snapshot.lastAssistantText) lines.push(`  last reply: ${clip(snapshot.lastAssistantText, 300)}`);
   if (snapshot.terminal) lines.push(`  ${formatTerminal(snapshot.terminal).replace('\n', '\n  ')}`);

@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { InvalidArgumentError } from 'commander';
-import type { SessionInput } from '../shared/session';
+import { isPermissionMode, PERMISSION_MODES, validateRules } from '../shared/permissions';
+import type { SessionInput, SessionPermissions } from '../shared/session';
 import { getToolDefinition } from '../shared/tools';
 import { DEFAULT_MODEL } from './config';
 
@@ -14,6 +15,12 @@ export interface RunFlags {
   maxTokens?: number;
   appendSystemPrompt?: string;
   tools?: string;
+  permissionMode?: string;
+  allow?: string[];
+  deny?: string[];
+  ask?: string[];
+  approvalTimeout?: number;
+  onApprovalTimeout?: string;
 }
 
 export function parsePositiveInt(value: string, name = 'value'): number {
@@ -46,6 +53,7 @@ export function buildSessionInput(prompt: string, flags: RunFlags, env: NodeJS.P
     .filter(Boolean);
   const unknown = tools?.filter((name) => !getToolDefinition(name));
   if (unknown?.length) throw new InvalidArgumentError(`Unknown tool(s) in --tools: ${unknown.join(', ')}.`);
+  const permissions = buildPermissions(flags);
   return {
     prompt,
     workspace: stat ? fs.realpathSync(workspace) : workspace,
@@ -55,5 +63,27 @@ export function buildSessionInput(prompt: string, flags: RunFlags, env: NodeJS.P
     ...(flags.maxTokens !== undefined ? { maxTokens: flags.maxTokens } : {}),
     ...(flags.appendSystemPrompt ? { appendSystemPrompt: flags.appendSystemPrompt } : {}),
     ...(tools ? { tools } : {}),
+    ...(permissions ? { permissions } : {}),
   };
+}
+
+function buildPermissions(flags: RunFlags): SessionPermissions | undefined {
+  if (flags.permissionMode !== undefined && !isPermissionMode(flags.permissionMode)) {
+    throw new InvalidArgumentError(`--permission-mode "${flags.permissionMode}" is not one of ${PERMISSION_MODES.join(', ')}.`);
+  }
+  if (flags.onApprovalTimeout !== undefined && flags.onApprovalTimeout !== 'deny' && flags.onApprovalTimeout !== 'allow') {
+    throw new InvalidArgumentError(`--on-approval-timeout must be deny or allow (got "${flags.onApprovalTimeout}").`);
+  }
+  const rules = { allow: flags.allow ?? [], ask: flags.ask ?? [], deny: flags.deny ?? [] };
+  const problems = validateRules(rules);
+  if (problems.length > 0) throw new InvalidArgumentError(`Invalid permission rule(s):\n  ${problems.join('\n  ')}`);
+  const permissions: SessionPermissions = {
+    ...(flags.permissionMode ? { mode: flags.permissionMode } : {}),
+    ...(rules.allow.length ? { allow: rules.allow } : {}),
+    ...(rules.ask.length ? { ask: rules.ask } : {}),
+    ...(rules.deny.length ? { deny: rules.deny } : {}),
+    ...(flags.approvalTimeout !== undefined ? { approvalTimeoutMs: flags.approvalTimeout * 1000 } : {}),
+    ...(flags.onApprovalTimeout ? { onApprovalTimeout: flags.onApprovalTimeout } : {}),
+  };
+  return Object.keys(permissions).length > 0 ? permissions : undefined;
 }

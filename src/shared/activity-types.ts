@@ -1,4 +1,6 @@
+import type { FileStateUpdate, ReadFileStates } from './file-state';
 import type { AssistantMessage, ToolUseBlock, Usage } from './messages';
+import type { PermissionMode, PermissionRules } from './permissions';
 import type { ContentRef, PendingUserMessage, TranscriptRef } from './transcript';
 
 /**
@@ -37,6 +39,8 @@ export interface RunToolInput {
   sessionKey: SessionKey;
   workspace: string;
   toolUse: ToolUseBlock;
+  /** What the session knows of the files this call touches (only those, to keep history small). */
+  readState: ReadFileStates;
 }
 
 /** A tool's result as the workflow keeps it: the content itself is in the store. */
@@ -46,6 +50,15 @@ export interface ToolRunResult {
   ref: ContentRef;
   preview: string;
   chars: number;
+  /** Changes to the session's file knowledge (a Read records a file, a Write updates it). */
+  fileStates?: FileStateUpdate[];
+}
+
+export interface PermissionSettings {
+  rules: PermissionRules;
+  defaultMode?: PermissionMode;
+  /** The settings files that were read, for the record. */
+  sources: string[];
 }
 
 export interface BuildSystemPromptInput {

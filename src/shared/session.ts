@@ -1,5 +1,8 @@
+import type { ReadFileStates } from './file-state';
 import type { Usage } from './messages';
-import type { Terminal, Transition } from './terminal';
+import type { PermissionContext, PermissionMode } from './permissions';
+import type { TodoItem } from './tools/todo-write';
+import type { Denial, Terminal, Transition } from './terminal';
 import type { ContentRef, PendingUserMessage, TranscriptRef } from './transcript';
 
 /** Timeouts and retry knobs; production defaults live in `DEFAULT_SESSION_TIMEOUTS`. */
@@ -35,8 +38,21 @@ export interface SessionInput {
   /** Names of the tools offered to the model; every built-in tool when absent. */
   tools?: string[];
   timeouts?: Partial<SessionTimeouts>;
+  permissions?: SessionPermissions;
   /** Set only by continue-as-new: the State and bookkeeping to carry over. */
   resume?: ResumeState;
+}
+
+/** Permission settings given when the job starts; the workspace's `.claude/settings*.json` add to them. */
+export interface SessionPermissions {
+  mode?: PermissionMode;
+  allow?: string[];
+  ask?: string[];
+  deny?: string[];
+  /** How long a call waits for `approve`/`deny`; unset waits as long as it takes. */
+  approvalTimeoutMs?: number;
+  /** What an unanswered approval becomes when the timeout passes. */
+  onApprovalTimeout?: 'deny' | 'allow';
 }
 
 /** The seed's loop State, as plain data: replaced whole at every transition. */
@@ -51,11 +67,17 @@ export interface State {
   usage: Usage;
   model: string;
   lastAssistantText: string;
+  /** Files read or written, and their state then: the read-before-edit rule. */
+  readFileState: ReadFileStates;
+  todos: TodoItem[];
+  denials: Denial[];
 }
 
 export interface ResumeState {
   state: State;
   systemPromptRef: ContentRef;
+  /** Mode and rules in force, including rules added by `approve --always`. */
+  permissions?: PermissionContext;
   maxTurns: number | undefined;
   inbox: string[];
   events: SessionEvent[];
@@ -72,7 +94,7 @@ export type SessionEvent =
 export type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 export type NewSessionEvent = DistributiveOmit<SessionEvent, 'seq'>;
 
-export const SESSION_PHASES = ['starting', 'calling_model', 'running_tools', 'finished'] as const;
+export const SESSION_PHASES = ['starting', 'calling_model', 'running_tools', 'waiting_for_approval', 'finished'] as const;
 export type SessionPhase = (typeof SESSION_PHASES)[number];
 
 /** What the `snapshot` query returns: a live view of a running (or finished) job. */
@@ -83,9 +105,37 @@ export interface SessionSnapshot {
   model: string;
   lastAssistantText: string;
   runningTools: Array<{ toolUseId: string; name: string }>;
+  /** Tool calls parked until someone runs `approve` or `deny`. */
+  pendingApprovals: PendingApproval[];
+  todos: TodoItem[];
+  permissionMode: PermissionMode | undefined;
   usage: Usage;
   queuedUserMessages: number;
   abortRequested: boolean;
   events: SessionEvent[];
   terminal: Terminal | undefined;
+}
+
+/** A tool call waiting for a human decision. */
+export interface PendingApproval {
+  toolUseId: string;
+  toolName: string;
+  /** The call's input as JSON, clipped. */
+  input: string;
+  /** Why it needs approval (the rule or mode). */
+  reason: string;
+  /** The allow rule `approve --always` would add. */
+  suggestedRule: string;
+  /** Workflow time of the request, ISO 8601. */
+  requestedAt: string;
+}
+
+/** The answer to a pending approval, sent by `durable-agent approve` or `deny`. */
+export interface ApprovalAnswer {
+  /** Which call; may be omitted when exactly one is pending. */
+  toolUseId?: string;
+  decision: 'allow' | 'deny';
+  /** With `allow`: add the suggested rule for the rest of the job. */
+  always?: boolean;
+  reason?: string;
 }

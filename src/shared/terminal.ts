@@ -1,4 +1,5 @@
 import type { Usage } from './messages';
+import type { TodoItem } from './tools/todo-write';
 
 /** Why the loop ended. Every ending is one of these (DESIGN.md invariant 5). */
 export const TERMINAL_REASONS = [
@@ -33,12 +34,11 @@ export interface Transition {
   reason: TransitionReason;
 }
 
-/** A tool call the permission layer or the scheduler refused; listed on the Terminal. */
-export interface ToolCallSummary {
+/** A tool call the permission rules or a person refused; listed on the Terminal. */
+export interface Denial {
   toolUseId: string;
-  name: string;
-  isError: boolean;
-  preview: string;
+  toolName: string;
+  reason: string;
 }
 
 /** The result of an `agentSession` workflow: what `query()` returns in the seed, plus accounting. */
@@ -53,4 +53,7 @@ export interface Terminal {
   /** Reference to the full transcript in the store, for export and inspection. */
   transcriptHead: string | null;
   messageCount: number;
+  /** Tool calls that were denied, by rule, mode or person. */
+  denials: Denial[];
+  todos: TodoItem[];
 }

@@ -36,12 +36,15 @@ let bundlePromise: Promise<WorkflowBundleWithSourceMap> | undefined;
 
 /** A worker that runs `agentSession` workflows and their activities. */
 export async function createWorker(options: WorkerOptions): Promise<Worker> {
+  // Compiled code uses the bundle built beside it; TypeScript run from source (tests, ts-node)
+  // bundles its own sources, so it never runs a stale build.
   const prebuilt = prebuiltBundlePath();
   const fromEnv = process.env.DURABLE_AGENT_WORKFLOW_BUNDLE;
+  const runningCompiled = __filename.endsWith('.js');
   const workflowBundle =
     options.workflowBundle ??
     (fromEnv ? { codePath: fromEnv } : undefined) ??
-    (fs.existsSync(prebuilt) ? { codePath: prebuilt } : await (bundlePromise ??= bundleWorkflows()));
+    (runningCompiled && fs.existsSync(prebuilt) ? { codePath: prebuilt } : await (bundlePromise ??= bundleWorkflows()));
   return Worker.create({
     connection: options.connection,
     namespace: options.namespace ?? 'default',

@@ -19,7 +19,7 @@ export function sessionActivities(timeouts: SessionTimeouts) {
       maximumAttempts: timeouts.modelRetryMaxAttempts,
     },
   });
-  const local = proxyActivities<Pick<Activities, 'buildSystemPrompt' | 'commitTranscript'>>({
+  const local = proxyActivities<Pick<Activities, 'buildSystemPrompt' | 'commitTranscript' | 'loadPermissionSettings'>>({
     startToCloseTimeout: 60_000,
     retry: { initialInterval: 1_000, maximumAttempts: 10 },
   });
@@ -35,6 +35,7 @@ export function sessionActivities(timeouts: SessionTimeouts) {
     callModel: model.callModel,
     buildSystemPrompt: local.buildSystemPrompt,
     commitTranscript: local.commitTranscript,
+    loadPermissionSettings: local.loadPermissionSettings,
     runTool: (...args: Parameters<Activities['runTool']>) => toolStub(args[0].toolUse.id).runTool(...args),
   };
 }

@@ -1,39 +1,27 @@
 import {
   ActivityFailure,
   ApplicationFailure,
-  CancellationScope,
+  allHandlersFinished,
   condition,
   continueAsNew,
   isCancellation,
   workflowInfo,
-  allHandlersFinished,
 } from '@temporalio/workflow';
 import type { CallModelResult } from '../shared/activity-types';
 import { MODEL_FAILURE_TYPES } from '../shared/activity-types';
 import { addUsage, assistantText, emptyUsage, findToolUseBlocks } from '../shared/messages';
-import type { AssistantMessage, ToolUseBlock } from '../shared/messages';
-import { DEFAULT_MAX_TOKENS, decideMaxOutputRecovery, exceedsMaxTurns } from '../shared/recovery';
+import { decideMaxOutputRecovery, exceedsMaxTurns } from '../shared/recovery';
 import { DEFAULT_SESSION_TIMEOUTS } from '../shared/session';
 import type { SessionInput, State } from '../shared/session';
 import type { Terminal, TerminalReason } from '../shared/terminal';
 import { emptyTranscript } from '../shared/transcript';
 import type { PendingUserMessage } from '../shared/transcript';
-import { TOOL_DEFINITIONS } from '../shared/tools';
 import { sessionActivities } from './activity-proxies';
-import type { SessionActivities } from './activity-proxies';
-import { runTools, syntheticError } from './run-tools';
+import { finish, setupFailed } from './finish';
+import { prepareSession } from './session';
+import type { Session } from './session';
 import { SessionControl } from './session-control';
-
-/** Everything a turn needs besides the State: fixed for the life of the job. */
-interface Session {
-  input: SessionInput;
-  sessionKey: string;
-  systemPromptRef: string;
-  tools: string[];
-  maxTokens: number;
-  activities: SessionActivities;
-  control: SessionControl;
-}
+import { runToolsPhase } from './tools-phase';
 
 /** How a model call ended, as the loop needs to know it. */
 type ModelOutcome =
@@ -49,54 +37,39 @@ type ModelOutcome =
 export async function agentSession(input: SessionInput): Promise<Terminal> {
   const timeouts = { ...DEFAULT_SESSION_TIMEOUTS, ...input.timeouts };
   const activities = sessionActivities(timeouts);
-  let state: State = input.resume?.state ?? initialState(input);
+  // A State carried over by an older version of this workflow may lack newer fields.
+  let state: State = input.resume ? { ...initialState(input), ...input.resume.state } : initialState(input);
   const control = new SessionControl(input.maxTurns, input.resume, () => state);
   control.install();
 
   const info = workflowInfo();
-  let systemPromptRef: string;
-  try {
-    systemPromptRef =
-      input.resume?.systemPromptRef ??
-      (
-        await activities.buildSystemPrompt({
-          workspace: input.workspace,
-          model: input.model,
-          appendSystemPrompt: input.appendSystemPrompt,
-        })
-      ).ref;
-  } catch (error) {
-    // A job that cannot start (its workspace missing on the worker) still ends with a Terminal.
-    if (!(error instanceof ActivityFailure)) throw error;
-    return setupFailed(state, control, error.cause?.message ?? error.message);
-  }
-  const session: Session = {
-    input,
-    sessionKey: `${info.workflowId}/${info.firstExecutionRunId}`,
-    systemPromptRef,
-    tools: input.tools ?? TOOL_DEFINITIONS.map((tool) => tool.name),
-    maxTokens: input.maxTokens ?? DEFAULT_MAX_TOKENS,
-    activities,
-    control,
-  };
+  const prepared = await prepareSession(input, `${info.workflowId}/${info.firstExecutionRunId}`, activities, control);
+  if (prepared.kind === 'failed') return setupFailed(control, state, prepared.detail);
+  const session = prepared.session;
+  control.permissionMode = session.permissions?.mode;
 
   try {
     for (;;) {
       const step = await runTurn(session, state);
-      if (step.kind === 'terminal') return await finish(session, step.state, step.reason, step.detail);
+      if (step.kind === 'terminal') return await finish(activities, control, step.state, step.reason, step.detail);
       state = step.state;
       control.showTurnState(undefined);
       if (workflowInfo().continueAsNewSuggested) {
         await condition(allHandlersFinished);
         await continueAsNew<typeof agentSession>({
           ...input,
-          resume: { state, systemPromptRef: session.systemPromptRef, ...control.carryOver() },
+          resume: {
+            state,
+            systemPromptRef: session.systemPromptRef,
+            ...(session.permissions ? { permissions: session.permissions } : {}),
+            ...control.carryOver(),
+          },
         });
       }
     }
   } catch (error) {
     // Plain Temporal cancellation of the whole job lands here when no turn was running.
-    if (isCancellation(error)) return await finish(session, state, 'aborted_streaming', 'workflow cancelled');
+    if (isCancellation(error)) return await finish(activities, control, state, 'aborted_streaming', 'workflow cancelled');
     throw error;
   }
 }
@@ -145,8 +118,14 @@ async function runTurn(session: Session, state: State): Promise<TurnStep> {
 
   // Phase 4: the tools.
   control.phase = 'running_tools';
-  const tools = await runToolsPhase(session, afterReply.turnCount, toolUseBlocks);
-  const withResults: State = { ...afterReply, pending: [{ role: 'user', content: tools.results }] };
+  const tools = await runToolsPhase(session, afterReply, toolUseBlocks);
+  const withResults: State = {
+    ...afterReply,
+    pending: [{ role: 'user', content: tools.results }],
+    readFileState: tools.effects.readFileState,
+    todos: tools.effects.todos,
+    denials: tools.effects.denials,
+  };
   if (tools.aborted) return { kind: 'terminal', state: withResults, reason: 'aborted_tools', detail: control.abortDetail };
 
   // Phase 5 happens at the start of the next turn (queued input joins the tool results).
@@ -267,86 +246,6 @@ function canFallBack(session: Session, state: State): boolean {
   return fallback !== undefined && fallback !== state.model;
 }
 
-async function runToolsPhase(session: Session, turn: number, toolUseBlocks: ToolUseBlock[]) {
-  const { control, activities } = session;
-  try {
-    return await control.runAbortable(() =>
-      runTools(toolUseBlocks, {
-        runTool: (toolUse) => activities.runTool({ sessionKey: session.sessionKey, workspace: session.input.workspace, toolUse }),
-        onStart: (toolUse) => {
-          control.runningTools.set(toolUse.id, toolUse.name);
-          control.record({ turn, kind: 'tool_call', toolUseId: toolUse.id, name: toolUse.name, input: JSON.stringify(toolUse.input) });
-        },
-        onFinish: (toolUse, result, preview) => {
-          control.runningTools.delete(toolUse.id);
-          control.record({
-            turn,
-            kind: 'tool_result',
-            toolUseId: toolUse.id,
-            name: toolUse.name,
-            isError: result.is_error ?? false,
-            preview,
-          });
-        },
-        isAborted: () => control.abortRequested,
-      }),
-    );
-  } catch (error) {
-    // An activity that exhausted its retries is an infrastructure failure, not the model's: the
-    // model is told, and the job goes on rather than dying with tool_uses unanswered.
-    if (!(error instanceof ActivityFailure)) throw error;
-    return {
-      aborted: false,
-      results: toolUseBlocks.map((block) =>
-        syntheticError(block.id, `Tool execution failed on the worker: ${error.cause?.message ?? error.message}`),
-      ),
-    };
-  }
-}
-
-/** Every exit goes through here: pending messages are written to the transcript, then the Terminal. */
-async function finish(session: Session, state: State, reason: TerminalReason, detail?: string): Promise<Terminal> {
-  const { control, activities } = session;
-  const transcript =
-    state.pending.length === 0
-      ? state.transcript
-      : await CancellationScope.nonCancellable(() =>
-          activities.commitTranscript({ transcript: state.transcript, append: state.pending }),
-        );
-  const terminal: Terminal = {
-    reason,
-    turnCount: state.turnCount,
-    finalText: state.lastAssistantText,
-    usage: state.usage,
-    model: state.model,
-    ...(detail !== undefined ? { detail } : {}),
-    transcriptHead: transcript.head,
-    messageCount: transcript.messageCount,
-  };
-  control.phase = 'finished';
-  control.terminal = terminal;
-  control.showTurnState(state);
-  control.record({ turn: state.turnCount, kind: 'notice', text: `terminal: ${reason}${detail ? ` (${detail})` : ''}` });
-  return terminal;
-}
-
-function setupFailed(state: State, control: SessionControl, detail: string): Terminal {
-  const terminal: Terminal = {
-    reason: 'setup_failed',
-    turnCount: 0,
-    finalText: '',
-    usage: state.usage,
-    model: state.model,
-    detail,
-    transcriptHead: null,
-    messageCount: 0,
-  };
-  control.phase = 'finished';
-  control.terminal = terminal;
-  control.record({ turn: 0, kind: 'notice', text: `terminal: setup_failed (${detail})` });
-  return terminal;
-}
-
 function initialState(input: SessionInput): State {
   return {
     transcript: emptyTranscript(),
@@ -358,7 +257,8 @@ function initialState(input: SessionInput): State {
     usage: emptyUsage(),
     model: input.model,
     lastAssistantText: '',
+    readFileState: {},
+    todos: [],
+    denials: [],
   };
 }
-
-export type { AssistantMessage };

@@ -1,5 +1,5 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
-import type { SessionSnapshot } from '../shared/session';
+import type { ApprovalAnswer, SessionSnapshot } from '../shared/session';
 
 /** The Temporal task queue the worker polls unless told otherwise. */
 export const DEFAULT_TASK_QUEUE = 'durable-agent';
@@ -15,3 +15,6 @@ export const userMessageSignal = defineSignal<[text: string]>('userMessage');
 
 /** A live view of the job. `sinceSeq` returns only events with a greater sequence number. */
 export const snapshotQuery = defineQuery<SessionSnapshot, [sinceSeq?: number]>('snapshot');
+
+/** Answer a tool call that waits for approval: allow (optionally for the rest of the job) or deny. */
+export const approvalSignal = defineSignal<[answer: ApprovalAnswer]>('approval');

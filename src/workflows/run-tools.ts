@@ -1,5 +1,4 @@
 import { CancellationScope, isCancellation } from '@temporalio/workflow';
-import type { ToolRunResult } from '../shared/activity-types';
 import type { ToolUseBlock } from '../shared/messages';
 import { classifyToolUse } from '../shared/tool-definition';
 import { getToolDefinition } from '../shared/tools';
@@ -16,8 +15,17 @@ export interface RunToolsOutcome {
   aborted: boolean;
 }
 
+/** A finished call: its result as the transcript will hold it, and what the progress log shows. */
+export interface FinishedCall {
+  entry: ToolResultEntry;
+  isError: boolean;
+  preview: string;
+  /** False when the call never ran (denied, or answered from the State): it cannot fail a chain. */
+  ran: boolean;
+}
+
 export interface RunToolsHooks {
-  runTool(toolUse: ToolUseBlock): Promise<ToolRunResult>;
+  runTool(toolUse: ToolUseBlock): Promise<FinishedCall>;
   onStart(toolUse: ToolUseBlock): void;
   onFinish(toolUse: ToolUseBlock, result: ToolResultEntry, preview: string): void;
   isAborted(): boolean;
@@ -65,8 +73,8 @@ export async function runTools(toolUseBlocks: ToolUseBlock[], hooks: RunToolsHoo
       .run(() => hooks.runTool(tool.block))
       .then(
         (result) => {
-          finish(tool, toRef(result), result.preview);
-          if (tool.block.name === BASH && result.isError && erroredBash === undefined) {
+          finish(tool, result.entry, result.preview);
+          if (tool.block.name === BASH && result.ran && result.isError && erroredBash === undefined) {
             erroredBash = describe(tool.block);
             siblings.cancel();
           }
@@ -106,10 +114,6 @@ export async function runTools(toolUseBlocks: ToolUseBlock[], hooks: RunToolsHoo
     results: tools.map((tool) => tool.result as ToolResultEntry),
     aborted: hooks.isAborted(),
   };
-}
-
-function toRef(result: ToolRunResult): ToolResultRef {
-  return { type: 'tool_result_ref', tool_use_id: result.toolUseId, ref: result.ref, is_error: result.isError };
 }
 
 /** A tool_result the workflow writes itself, for a call that never produced one. */

@@ -1,7 +1,17 @@
 import { CancellationScope, setHandler } from '@temporalio/workflow';
 import type { Terminal } from '../shared/terminal';
-import type { NewSessionEvent, ResumeState, SessionEvent, SessionPhase, SessionSnapshot, State } from '../shared/session';
-import { abortSignal, setMaxTurnsSignal, snapshotQuery, userMessageSignal } from './definitions';
+import type { PermissionMode } from '../shared/permissions';
+import type {
+  ApprovalAnswer,
+  NewSessionEvent,
+  PendingApproval,
+  ResumeState,
+  SessionEvent,
+  SessionPhase,
+  SessionSnapshot,
+  State,
+} from '../shared/session';
+import { abortSignal, approvalSignal, setMaxTurnsSignal, snapshotQuery, userMessageSignal } from './definitions';
 
 /** How many progress events a job keeps in memory for `status`; older ones are dropped. */
 const EVENT_LOG_LIMIT = 500;
@@ -18,6 +28,9 @@ export class SessionControl {
   readonly inbox: string[];
   phase: SessionPhase = 'starting';
   readonly runningTools = new Map<string, string>();
+  /** Calls waiting for a person, by tool_use_id, with the answer once it came. */
+  readonly approvals = new Map<string, { request: PendingApproval; answer?: ApprovalAnswer }>();
+  permissionMode: PermissionMode | undefined;
   terminal: Terminal | undefined;
   private events: SessionEvent[];
   /**
@@ -58,7 +71,12 @@ export class SessionControl {
     setHandler(userMessageSignal, (text: string) => {
       if (typeof text === 'string' && text.trim() !== '') this.inbox.push(text);
     });
+    setHandler(approvalSignal, (answer: ApprovalAnswer) => this.answerApproval(answer));
     setHandler(snapshotQuery, (sinceSeq?: number) => this.snapshot(sinceSeq ?? 0));
+  }
+
+  turnCount(): number {
+    return this.currentState().turnCount;
   }
 
   get abortRequested(): boolean {
@@ -87,6 +105,28 @@ export class SessionControl {
     this.turnState = state;
   }
 
+  /**
+   * Record an answer. Without a tool_use_id it applies to the only pending call; an answer that
+   * matches nothing is noted and dropped (the CLI checks before sending, another client may not).
+   */
+  private answerApproval(answer: ApprovalAnswer): void {
+    const waiting = [...this.approvals.values()].filter((entry) => entry.answer === undefined);
+    const target = answer?.toolUseId
+      ? waiting.find((entry) => entry.request.toolUseId === answer.toolUseId)
+      : waiting.length === 1
+        ? waiting[0]
+        : undefined;
+    if (!target || (answer.decision !== 'allow' && answer.decision !== 'deny')) {
+      this.record({
+        turn: this.currentState().turnCount,
+        kind: 'notice',
+        text: `approval answer ignored: ${answer?.toolUseId ? `no pending call ${answer.toolUseId}` : `${waiting.length} calls pending, name one`}`,
+      });
+      return;
+    }
+    target.answer = answer;
+  }
+
   drainInbox(): string[] {
     return this.inbox.splice(0, this.inbox.length);
   }
@@ -111,6 +151,9 @@ export class SessionControl {
       model: state.model,
       lastAssistantText: state.lastAssistantText,
       runningTools: [...this.runningTools].map(([toolUseId, name]) => ({ toolUseId, name })),
+      pendingApprovals: [...this.approvals.values()].filter((e) => e.answer === undefined).map((e) => e.request),
+      todos: state.todos,
+      permissionMode: this.permissionMode,
       usage: state.usage,
       queuedUserMessages: this.inbox.length,
       abortRequested: this.abortRequested,

@@ -68,7 +68,15 @@ export async function startWorker(
 }
 
 export function sessionInput(workspace: string, overrides: Partial<SessionInput> = {}): SessionInput {
-  return { prompt: 'Check the login module', workspace, model: 'claude-sonnet-5-5', timeouts: TEST_TIMEOUTS, ...overrides };
+  // Most tests are about the loop, not approvals: they run with permissions out of the way.
+  return {
+    prompt: 'Check the login module',
+    workspace,
+    model: 'claude-sonnet-5-5',
+    timeouts: TEST_TIMEOUTS,
+    permissions: { mode: 'bypassPermissions' },
+    ...overrides,
+  };
 }
 
 export { ScriptedModelServer, type ScriptedSession };
@@ -84,6 +92,7 @@ export async function spawnWorkerProcess(options: {
   taskQueue: string;
   modelUrl: string;
   home: string;
+  extraEnv?: NodeJS.ProcessEnv;
 }): Promise<WorkerProcess> {
   const { spawn } = await import('node:child_process');
   const root = path.join(__dirname, '..', '..');
@@ -102,6 +111,7 @@ export async function spawnWorkerProcess(options: {
         DURABLE_AGENT_STREAM_IDLE_MS: '5000',
         ANTHROPIC_API_KEY: 'test-key',
         ANTHROPIC_BASE_URL: options.modelUrl,
+        ...options.extraEnv,
       },
     },
   );

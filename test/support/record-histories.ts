@@ -9,7 +9,7 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { ScriptedSession } from '../../src/model-server';
 import type { SessionInput } from '../../src/shared/session';
-import { abortSignal, setMaxTurnsSignal, userMessageSignal } from '../../src/workflows/definitions';
+import { abortSignal, approvalSignal, setMaxTurnsSignal, snapshotQuery, userMessageSignal } from '../../src/workflows/definitions';
 import { ScriptedModelServer, makeWorkspace, sessionInput, startTemporal, startWorker, tempDir, uniqueTaskQueue } from './harness';
 
 interface Scenario {
@@ -30,7 +30,63 @@ const read = (id: string, file = 'src/auth/login.ts') => ({ type: 'tool_use' as 
 const bash = (id: string, command: string) => ({ type: 'tool_use' as const, id, name: 'Bash', input: { command } });
 const text = (value: string) => ({ type: 'text' as const, text: value });
 
+const edit = (id: string, from: string, to: string) => ({
+  type: 'tool_use' as const,
+  id,
+  name: 'Edit',
+  input: { file_path: 'notes.txt', old_string: from, new_string: to },
+});
+
+async function approveWhenAsked(handle: WorkflowHandle, answers: Array<{ decision: 'allow' | 'deny'; always?: boolean }>) {
+  for (const answer of answers) {
+    for (;;) {
+      const snapshot = await handle.query(snapshotQuery);
+      if (snapshot.pendingApprovals.length > 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await handle.signal(approvalSignal, answer);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+  }
+}
+
 const scenarios: Scenario[] = [
+  {
+    name: 'approvals-todos-and-rules',
+    input: { permissions: { mode: 'default', deny: ['Bash(rm:*)'] } },
+    session: {
+      replies: [
+        {
+          content: [
+            {
+              type: 'tool_use',
+              id: 'td1',
+              name: 'TodoWrite',
+              input: { todos: [{ content: 'Bump the version', status: 'in_progress', activeForm: 'Bumping the version' }] },
+            },
+            read('n1', 'notes.txt'),
+          ],
+        },
+        { content: [edit('n2', 'version: 1', 'version: 2')] },
+        { content: [edit('n3', 'version: 2', 'version: 3'), bash('n4', 'rm notes.txt')] },
+        { content: [edit('n5', 'version: 3', 'version: 4')] },
+        { content: [text('Version bumped.')] },
+      ],
+    },
+    drive: (handle) => approveWhenAsked(handle, [{ decision: 'allow', always: true }]),
+  },
+  {
+    name: 'approval-denied-and-timeout',
+    input: { permissions: { mode: 'default', approvalTimeoutMs: 1_000 } },
+    session: {
+      replies: [
+        { content: [read('d1', 'notes.txt')] },
+        { content: [edit('d2', 'version: 1', 'version: 2')] },
+        { content: [edit('d3', 'version: 1', 'version: 3')] },
+        { content: [text('Nothing changed.')] },
+      ],
+    },
+    drive: (handle) => approveWhenAsked(handle, [{ decision: 'deny' }]),
+  },
   {
     name: 'check-login',
     session: {

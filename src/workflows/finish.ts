@@ -1,0 +1,61 @@
+import { CancellationScope } from '@temporalio/workflow';
+import type { State } from '../shared/session';
+import type { Terminal, TerminalReason } from '../shared/terminal';
+import type { SessionActivities } from './activity-proxies';
+import type { SessionControl } from './session-control';
+
+/** Every exit goes through here: pending messages are written to the transcript, then the Terminal. */
+export async function finish(
+  activities: SessionActivities,
+  control: SessionControl,
+  state: State,
+  reason: TerminalReason,
+  detail?: string,
+): Promise<Terminal> {
+  const unsent = control.inbox.length;
+  const transcript =
+    state.pending.length === 0
+      ? state.transcript
+      : await CancellationScope.nonCancellable(() =>
+          activities.commitTranscript({ transcript: state.transcript, append: state.pending }),
+        );
+  const details = [detail, unsent > 0 ? `${unsent} queued user message(s) were not sent` : undefined].filter(Boolean);
+  const terminal: Terminal = {
+    reason,
+    turnCount: state.turnCount,
+    finalText: state.lastAssistantText,
+    usage: state.usage,
+    model: state.model,
+    ...(details.length > 0 ? { detail: details.join('; ') } : {}),
+    transcriptHead: transcript.head,
+    messageCount: transcript.messageCount,
+    denials: state.denials,
+    todos: state.todos,
+  };
+  return publish(control, state, terminal);
+}
+
+/** The Terminal of a job that could not start. */
+export function setupFailed(control: SessionControl, state: State, detail: string): Terminal {
+  return publish(control, state, {
+    reason: 'setup_failed',
+    turnCount: 0,
+    finalText: '',
+    usage: state.usage,
+    model: state.model,
+    detail,
+    transcriptHead: null,
+    messageCount: 0,
+    denials: [],
+    todos: [],
+  });
+}
+
+function publish(control: SessionControl, state: State, terminal: Terminal): Terminal {
+  control.phase = 'finished';
+  control.terminal = terminal;
+  control.showTurnState(state);
+  const detail = terminal.detail ? ` (${terminal.detail})` : '';
+  control.record({ turn: state.turnCount, kind: 'notice', text: `terminal: ${terminal.reason}${detail}` });
+  return terminal;
+}

@@ -1,0 +1,145 @@
+import { ActivityFailure, condition, isCancellation } from '@temporalio/workflow';
+import type { RunToolInput, ToolRunResult } from '../shared/activity-types';
+import type { ReadFileStates } from '../shared/file-state';
+import type { ToolUseBlock } from '../shared/messages';
+import { decidePermission, suggestAllowRule } from '../shared/permissions';
+import type { PermissionContext } from '../shared/permissions';
+import type { ApprovalAnswer, PendingApproval, SessionPermissions } from '../shared/session';
+import type { Denial } from '../shared/terminal';
+import { TODO_WRITE_RESULT, todoWriteTool } from '../shared/tools/todo-write';
+import type { TodoItem } from '../shared/tools/todo-write';
+import { fileStateKeysFor } from '../shared/tools';
+import { formatInputValidationError, parseErrorOptions } from '../shared/tools/input-validation-error';
+import type { FinishedCall } from './run-tools';
+import type { SessionControl } from './session-control';
+
+/** What one turn's tool calls change in the State, collected as they finish. */
+export interface TurnEffects {
+  readFileState: ReadFileStates;
+  todos: TodoItem[];
+  denials: Denial[];
+}
+
+export interface GateContext {
+  sessionKey: string;
+  workspace: string;
+  control: SessionControl;
+  permissions: () => PermissionContext | undefined;
+  addAllowRule: (rule: string) => void;
+  settings: SessionPermissions | undefined;
+  runTool: (input: RunToolInput) => Promise<ToolRunResult>;
+  effects: TurnEffects;
+}
+
+export type GatedResult = FinishedCall;
+
+const INPUT_PREVIEW_CHARS = 500;
+
+/**
+ * Everything between "the model asked for a tool" and "the tool ran": TodoWrite is answered from
+ * the State; other calls pass the permission rules, wait for a person when the rules say ask
+ * (holding no worker: the workflow just waits for a signal), and then run as an activity.
+ */
+export async function gateAndRun(toolUse: ToolUseBlock, ctx: GateContext): Promise<GatedResult> {
+  if (toolUse.name === todoWriteTool.name) return todoWrite(toolUse, ctx);
+
+  const permissions = ctx.permissions();
+  if (permissions) {
+    let decision = decidePermission(toolUse.name, toolUse.input, permissions);
+    if (decision.behavior === 'ask') decision = await askPerson(toolUse, decision.reason, ctx);
+    if (decision.behavior === 'deny') {
+      ctx.effects.denials.push({ toolUseId: toolUse.id, toolName: toolUse.name, reason: decision.reason });
+      return inline(toolUse.id, `Permission to use ${toolUse.name} was denied. ${decision.reason}`, true);
+    }
+  }
+
+  const readState: ReadFileStates = {};
+  for (const key of fileStateKeysFor(toolUse.name, toolUse.input, ctx.workspace)) {
+    const known = ctx.effects.readFileState[key];
+    if (known) readState[key] = known;
+  }
+  let result: ToolRunResult;
+  try {
+    result = await ctx.runTool({ sessionKey: ctx.sessionKey, workspace: ctx.workspace, toolUse, readState });
+  } catch (error) {
+    // Retries exhausted: an infrastructure failure, not the model's. The model is told and the job
+    // goes on, rather than dying with a tool_use unanswered.
+    if (isCancellation(error) || !(error instanceof ActivityFailure)) throw error;
+    return { ...inline(toolUse.id, `Tool execution failed on the worker: ${error.cause?.message ?? error.message}`, true), ran: true };
+  }
+  for (const update of result.fileStates ?? []) {
+    if (update.state) ctx.effects.readFileState = { ...ctx.effects.readFileState, [update.key]: update.state };
+    else {
+      const { [update.key]: _forgotten, ...rest } = ctx.effects.readFileState;
+      ctx.effects.readFileState = rest;
+    }
+  }
+  return {
+    entry: { type: 'tool_result_ref', tool_use_id: result.toolUseId, ref: result.ref, is_error: result.isError },
+    isError: result.isError,
+    preview: result.preview,
+    ran: true,
+  };
+}
+
+type Answer = { behavior: 'allow' | 'deny'; reason: string };
+
+/** Park the call until `approve`/`deny` answers it, the optional timeout passes, or the job is aborted. */
+async function askPerson(toolUse: ToolUseBlock, reason: string, ctx: GateContext): Promise<Answer> {
+  const { control } = ctx;
+  const input = JSON.stringify(toolUse.input) ?? 'null';
+  const suggestedRule = suggestAllowRule(toolUse.name, toolUse.input);
+  const entry: { request: PendingApproval; answer?: ApprovalAnswer } = {
+    request: {
+      toolUseId: toolUse.id,
+      toolName: toolUse.name,
+      input: input.length > INPUT_PREVIEW_CHARS ? `${input.slice(0, INPUT_PREVIEW_CHARS)}…` : input,
+      reason,
+      suggestedRule,
+      // Workflow code's Date is Temporal's deterministic workflow time.
+      requestedAt: new Date().toISOString(),
+    },
+  };
+  control.approvals.set(toolUse.id, entry);
+  const phaseBefore = control.phase;
+  control.phase = 'waiting_for_approval';
+  control.record({ turn: control.turnCount(), kind: 'notice', text: `waiting for approval: ${toolUse.name} ${entry.request.input} (${reason})` });
+  try {
+    const timeout = ctx.settings?.approvalTimeoutMs;
+    const isAnswered = () => entry.answer !== undefined;
+    const answered = timeout === undefined ? (await condition(isAnswered), true) : await condition(isAnswered, timeout);
+    if (!answered || !entry.answer) {
+      const behavior = ctx.settings?.onApprovalTimeout ?? 'deny';
+      return { behavior, reason: `No approval answer within ${Math.round((timeout ?? 0) / 1000)} s; the configured default is ${behavior}.` };
+    }
+    const { answer } = entry;
+    if (answer.decision === 'allow') {
+      if (answer.always) ctx.addAllowRule(suggestedRule);
+      control.record({ turn: control.turnCount(), kind: 'notice', text: `approved: ${toolUse.name}${answer.always ? ` (rule ${suggestedRule} added)` : ''}` });
+      return { behavior: 'allow', reason: 'approved' };
+    }
+    control.record({ turn: control.turnCount(), kind: 'notice', text: `denied: ${toolUse.name}` });
+    return { behavior: 'deny', reason: `Denied by the user${answer.reason ? `: ${answer.reason}` : '.'}` };
+  } finally {
+    control.approvals.delete(toolUse.id);
+    if (control.phase === 'waiting_for_approval' && control.approvals.size === 0) control.phase = phaseBefore;
+  }
+}
+
+function todoWrite(toolUse: ToolUseBlock, ctx: GateContext): GatedResult {
+  const parsed = todoWriteTool.inputSchema.safeParse(toolUse.input, parseErrorOptions);
+  if (!parsed.success) {
+    return inline(toolUse.id, formatInputValidationError(todoWriteTool.name, todoWriteTool.inputSchema, parsed.error.issues), true);
+  }
+  ctx.effects.todos = parsed.data.todos;
+  return inline(toolUse.id, TODO_WRITE_RESULT, false);
+}
+
+function inline(toolUseId: string, content: string, isError: boolean): GatedResult {
+  return {
+    entry: { type: 'tool_result', tool_use_id: toolUseId, content, ...(isError ? { is_error: true } : {}) },
+    isError,
+    preview: content,
+    ran: false,
+  };
+}

@@ -1,0 +1,56 @@
+import type { ToolUseBlock } from '../shared/messages';
+import type { State } from '../shared/session';
+import { runTools } from './run-tools';
+import type { ToolResultEntry } from './run-tools';
+import type { Session } from './session';
+import { gateAndRun } from './tool-gate';
+import type { TurnEffects } from './tool-gate';
+
+export interface ToolsPhaseOutcome {
+  results: ToolResultEntry[];
+  aborted: boolean;
+  effects: TurnEffects;
+}
+
+/** Phase 4: every tool_use of the reply, gated by permissions, scheduled, results in request order. */
+export async function runToolsPhase(session: Session, state: State, toolUseBlocks: ToolUseBlock[]): Promise<ToolsPhaseOutcome> {
+  const { control, activities } = session;
+  const turn = state.turnCount;
+  const effects: TurnEffects = { readFileState: state.readFileState, todos: state.todos, denials: [...state.denials] };
+  const outcome = await control.runAbortable(() =>
+    runTools(toolUseBlocks, {
+      runTool: (toolUse) =>
+        gateAndRun(toolUse, {
+          sessionKey: session.sessionKey,
+          workspace: session.input.workspace,
+          control,
+          permissions: () => session.permissions,
+          addAllowRule: (rule) => {
+            if (!session.permissions) return;
+            const rules = session.permissions.rules;
+            session.permissions = { ...session.permissions, rules: { ...rules, allow: [...rules.allow, rule] } };
+          },
+          settings: session.input.permissions,
+          runTool: activities.runTool,
+          effects,
+        }),
+      onStart: (toolUse) => {
+        control.runningTools.set(toolUse.id, toolUse.name);
+        control.record({ turn, kind: 'tool_call', toolUseId: toolUse.id, name: toolUse.name, input: JSON.stringify(toolUse.input) });
+      },
+      onFinish: (toolUse, result, preview) => {
+        control.runningTools.delete(toolUse.id);
+        control.record({
+          turn,
+          kind: 'tool_result',
+          toolUseId: toolUse.id,
+          name: toolUse.name,
+          isError: result.is_error ?? false,
+          preview,
+        });
+      },
+      isAborted: () => control.abortRequested,
+    }),
+  );
+  return { ...outcome, effects };
+}
