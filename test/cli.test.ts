@@ -91,7 +91,10 @@ describe('durable-agent CLI on the embedded default', () => {
 
     expect((await cli(['abort', 'cli-abort', '--reason', 'changed my mind'], env)).code).toBe(0);
     const result = await cli(['result', 'cli-abort', '--json'], env);
-    expect(JSON.parse(result.stdout)).toMatchObject({ reason: 'aborted_streaming', detail: 'changed my mind' });
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      reason: 'aborted_streaming',
+      detail: 'changed my mind; 1 queued user message(s) were not sent',
+    });
     expect(result.code).toBe(3);
   });
 
