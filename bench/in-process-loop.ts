@@ -3,17 +3,17 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import type { createActivities } from '../src/activities';
 import type { CallModelResult, ToolRunResult } from '../src/shared/activity-types';
 import type { ReadFileStates } from '../src/shared/file-state';
-import { addUsage, assistantText, emptyUsage, findToolUseBlocks } from '../src/shared/messages';
+import { addUsage, assistantText, findToolUseBlocks } from '../src/shared/messages';
 import type { ToolUseBlock } from '../src/shared/messages';
 import { decidePermission, mergeRules } from '../src/shared/permissions';
 import type { PermissionContext } from '../src/shared/permissions';
 import { DEFAULT_MAX_TOKENS, decideMaxOutputRecovery, exceedsMaxTurns } from '../src/shared/recovery';
+import { initialState } from '../src/shared/session';
 import type { SessionInput, State as SessionState } from '../src/shared/session';
 import type { Terminal, TerminalReason } from '../src/shared/terminal';
 import { TODO_WRITE_RESULT, todoWriteTool } from '../src/shared/tools/todo-write';
 import { classifyToolUse } from '../src/shared/tool-definition';
 import { TOOL_DEFINITIONS, fileStateKeysFor, formatInputValidationError, getToolDefinition, parseErrorOptions } from '../src/shared/tools';
-import { emptyTranscript } from '../src/shared/transcript';
 import type { PendingBlock } from '../src/shared/transcript';
 
 type Activities = ReturnType<typeof createActivities>;
@@ -95,20 +95,7 @@ export async function runInProcessLoop(activities: Activities, input: SessionInp
   const gate: Gate = { activities, sessionKey, workspace: input.workspace, permissions };
   const tools = input.tools ?? TOOL_DEFINITIONS.map((tool) => tool.name);
   const maxTokens = input.maxTokens ?? DEFAULT_MAX_TOKENS;
-  let state: State = {
-    transcript: emptyTranscript(),
-    pending: [{ role: 'user', content: [{ type: 'text', text: input.prompt }] }],
-    turnCount: 1,
-    maxOutputTokensRecoveryCount: 0,
-    maxOutputTokensOverride: undefined,
-    transition: undefined,
-    usage: emptyUsage(),
-    model: input.model,
-    lastAssistantText: '',
-    readFileState: {},
-    todos: [],
-    denials: [],
-  };
+  let state: State = initialState(input);
   let modelCalls = 0;
 
   for (;;) {

@@ -20,7 +20,7 @@ import { createActivities } from '../src/activities';
 import { findTemporalBinary } from '../src/client/temporal-binary';
 import { ScriptedModelServer } from '../src/model-server';
 import type { Terminal } from '../src/shared/terminal';
-import { bundleWorkflows, createWorker } from '../src/worker/create-worker';
+import { bundleWorkflows, createWorker, quietBundlerLogger } from '../src/worker/create-worker';
 import { createFloorActivities } from './floor-activities';
 import { runInProcessLoop } from './in-process-loop';
 import type { InProcessResult } from './in-process-loop';
@@ -49,14 +49,6 @@ interface RunResult {
 /** Progress goes to stderr; stdout holds only the report. */
 const progress = (text: string) => process.stderr.write(`[bench] ${text}\n`);
 
-const quietBundlerLogger = {
-  log: () => undefined,
-  trace: () => undefined,
-  debug: () => undefined,
-  info: () => undefined,
-  warn: (message: string) => console.warn(message),
-  error: (message: string) => console.error(message),
-};
 
 /** The model endpoint of the current run: a fresh scripted server (and client) per run. */
 const model: { server?: ScriptedModelServer; client?: Anthropic } = {};

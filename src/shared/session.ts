@@ -1,8 +1,10 @@
 import type { ReadFileStates } from './file-state';
+import { emptyUsage } from './messages';
 import type { Usage } from './messages';
 import type { PermissionContext, PermissionMode } from './permissions';
 import type { TodoItem } from './tools/todo-write';
 import type { Denial, Terminal, Transition } from './terminal';
+import { emptyTranscript } from './transcript';
 import type { ContentRef, PendingUserMessage, TranscriptRef } from './transcript';
 
 /** Timeouts and retry knobs; production defaults live in `DEFAULT_SESSION_TIMEOUTS`. */
@@ -138,4 +140,22 @@ export interface ApprovalAnswer {
   /** With `allow`: add the suggested rule for the rest of the job. */
   always?: boolean;
   reason?: string;
+}
+
+/** The State of turn 1: the user's prompt waits to be sent. */
+export function initialState(input: SessionInput): State {
+  return {
+    transcript: emptyTranscript(),
+    pending: [{ role: 'user', content: [{ type: 'text', text: input.prompt }] }],
+    turnCount: 1,
+    maxOutputTokensRecoveryCount: 0,
+    maxOutputTokensOverride: undefined,
+    transition: undefined,
+    usage: emptyUsage(),
+    model: input.model,
+    lastAssistantText: '',
+    readFileState: {},
+    todos: [],
+    denials: [],
+  };
 }

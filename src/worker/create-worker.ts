@@ -57,7 +57,8 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   });
 }
 
-const quietBundlerLogger = {
+/** Webpack's progress is noise; its warnings and errors are not. */
+export const quietBundlerLogger = {
   log: () => undefined,
   trace: () => undefined,
   debug: () => undefined,

@@ -9,12 +9,11 @@ import {
 } from '@temporalio/workflow';
 import type { CallModelResult } from '../shared/activity-types';
 import { MODEL_FAILURE_TYPES } from '../shared/activity-types';
-import { addUsage, assistantText, emptyUsage, findToolUseBlocks } from '../shared/messages';
+import { addUsage, assistantText, findToolUseBlocks } from '../shared/messages';
 import { decideMaxOutputRecovery, exceedsMaxTurns } from '../shared/recovery';
-import { DEFAULT_SESSION_TIMEOUTS } from '../shared/session';
+import { DEFAULT_SESSION_TIMEOUTS, initialState } from '../shared/session';
 import type { SessionInput, State } from '../shared/session';
 import type { Terminal, TerminalReason } from '../shared/terminal';
-import { emptyTranscript } from '../shared/transcript';
 import type { PendingUserMessage } from '../shared/transcript';
 import { sessionActivities } from './activity-proxies';
 import { finish, setupFailed } from './finish';
@@ -244,21 +243,4 @@ async function callModelPhase(session: Session, state: State): Promise<ModelOutc
 function canFallBack(session: Session, state: State): boolean {
   const fallback = session.input.fallbackModel;
   return fallback !== undefined && fallback !== state.model;
-}
-
-function initialState(input: SessionInput): State {
-  return {
-    transcript: emptyTranscript(),
-    pending: [{ role: 'user', content: [{ type: 'text', text: input.prompt }] }],
-    turnCount: 1,
-    maxOutputTokensRecoveryCount: 0,
-    maxOutputTokensOverride: undefined,
-    transition: undefined,
-    usage: emptyUsage(),
-    model: input.model,
-    lastAssistantText: '',
-    readFileState: {},
-    todos: [],
-    denials: [],
-  };
 }
