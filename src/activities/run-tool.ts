@@ -55,6 +55,7 @@ export async function runTool(deps: RunToolDeps, input: RunToolInput): Promise<T
         heartbeat: (details?: unknown) => ctx.heartbeat(details),
         env: deps.toolEnv,
         readState: input.readState ?? {},
+        readDenyRules: input.readDenyRules ?? [],
       });
     } catch (error) {
       if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason ?? error;

@@ -36,9 +36,10 @@ export async function runToolCommand(name: string, json: string, options: ToolCo
   }
   const workspace = fs.realpathSync(path.resolve(options.cwd));
   const settings = await loadPermissionSettings(workspace);
+  const rules = mergeRules(settings.rules, { allow: options.allow, ask: options.ask, deny: options.deny });
   const decision = decidePermission(name, input, {
     mode: options.permissionMode ?? settings.defaultMode ?? 'default',
-    rules: mergeRules(settings.rules, { allow: options.allow, ask: options.ask, deny: options.deny }),
+    rules,
     workspace,
   });
   err.write(`permission: ${decision.behavior} — ${decision.reason}`);
@@ -63,6 +64,8 @@ export async function runToolCommand(name: string, json: string, options: ToolCo
       heartbeat: () => undefined,
       env: withoutSecrets(process.env),
       readState,
+      // As in a job: the tools re-check Read deny rules on real paths and on what a search finds.
+      readDenyRules: rules.deny.filter((rule) => rule.trim().startsWith('Read(')),
     });
     const block: ToolResultBlock = {
       type: 'tool_result',

@@ -41,6 +41,11 @@ export interface RunToolInput {
   toolUse: ToolUseBlock;
   /** What the session knows of the files this call touches (only those, to keep history small). */
   readState: ReadFileStates;
+  /**
+   * The job's `Read(...)` deny rules: the workflow decides on the path the model wrote, the tool
+   * re-checks what it really touches (a symlink's target, each file a Grep or Glob finds).
+   */
+  readDenyRules?: string[];
 }
 
 /** A tool's result as the workflow keeps it: the content itself is in the store. */

@@ -60,7 +60,14 @@ export async function gateAndRun(toolUse: ToolUseBlock, ctx: GateContext): Promi
   }
   let result: ToolRunResult;
   try {
-    result = await ctx.runTool({ sessionKey: ctx.sessionKey, workspace: ctx.workspace, toolUse, readState });
+    const readDenyRules = permissions?.rules.deny.filter((rule) => rule.startsWith('Read('));
+    result = await ctx.runTool({
+      sessionKey: ctx.sessionKey,
+      workspace: ctx.workspace,
+      toolUse,
+      readState,
+      ...(readDenyRules?.length ? { readDenyRules } : {}),
+    });
   } catch (error) {
     // Retries exhausted: an infrastructure failure, not the model's. The model is told and the job
     // goes on, rather than dying with a tool_use unanswered.

@@ -12,6 +12,7 @@ import {
   runRipgrep,
 } from './ripgrep';
 import { sortNewestFirst } from './mtime';
+import { ReadDenyGuard, ruleForTarget, searchDeniedMessage, WITHHELD_NOTE } from './read-deny';
 import type { ToolContext } from './tool-context';
 import { resolveWorkspacePath } from './workspace-path';
 
@@ -27,6 +28,9 @@ export async function runGlob(input: GlobInput, ctx: ToolContext): Promise<ToolO
 
   const base = await resolveWorkspacePath(ctx.workspace, split.base);
   if (!base.ok) return toolError(base.error);
+  const guard = await ReadDenyGuard.create(ctx);
+  const deniedBase = guard && ruleForTarget(guard, ctx.workspace, split.base, base.absolute);
+  if (deniedBase) return toolError(searchDeniedMessage('Glob', split.base, deniedBase));
   try {
     const info = await stat(base.absolute);
     if (!info.isDirectory()) return toolError(`Path ${base.relative} is not a directory; pass a directory as path.`);
@@ -48,8 +52,13 @@ export async function runGlob(input: GlobInput, ctx: ToolContext): Promise<ToolO
   const failure = [matched, listed].find((run) => run.exitCode === 2 && run.stdout === '');
   if (failure) return toolError(`Glob failed: ${failure.stderr.trim() || 'ripgrep reported an error'}`);
   const visible = new Set(outputLines(listed.stdout));
-  const found = outputLines(matched.stdout).filter((file) => visible.has(file));
-  if (found.length === 0) return toolResult('No files found');
+  const listedMatches = outputLines(matched.stdout).filter((file) => visible.has(file));
+  // Files a Read deny rule covers are left out, as listed and at their real paths.
+  const { kept: found, withheld } = guard
+    ? await guard.filterListed(listedMatches, base.absolute)
+    : { kept: listedMatches, withheld: false };
+  const note = withheld ? `\n${WITHHELD_NOTE}` : '';
+  if (found.length === 0) return toolResult(`No files found${note}`);
   const truncatedRun = matched.truncated || listed.truncated;
 
   const sorted = await sortNewestFirst(found, base.absolute);
@@ -59,7 +68,8 @@ export async function runGlob(input: GlobInput, ctx: ToolContext): Promise<ToolO
     shown.join('\n') +
       (cut
         ? `\n(Results are truncated: showing ${shown.length} of ${truncatedRun ? 'more than ' : ''}${sorted.length} files. Consider using a more specific path or pattern.)`
-        : ''),
+        : '') +
+      note,
   );
 }
 

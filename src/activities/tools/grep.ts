@@ -3,6 +3,7 @@ import type { ToolOutcome } from '../../shared/tool-definition';
 import { GREP_DEFAULT_HEAD_LIMIT, type GrepInput } from '../../shared/tools/grep';
 import { describeFsError, toolError, toolResult } from './fs-errors';
 import { sortNewestFirst } from './mtime';
+import { ReadDenyGuard, ruleForTarget, searchDeniedMessage, WITHHELD_NOTE } from './read-deny';
 import {
   EXCLUDED_DIRECTORY_GLOBS,
   findRipgrep,
@@ -18,6 +19,9 @@ import { resolveWorkspacePath } from './workspace-path';
 export async function runGrep(input: GrepInput, ctx: ToolContext): Promise<ToolOutcome> {
   const target = await resolveWorkspacePath(ctx.workspace, input.path ?? '.');
   if (!target.ok) return toolError(target.error);
+  const guard = await ReadDenyGuard.create(ctx);
+  const deniedTarget = guard && ruleForTarget(guard, ctx.workspace, input.path ?? '.', target.absolute);
+  if (deniedTarget) return toolError(searchDeniedMessage('Grep', input.path ?? '.', deniedTarget));
   try {
     await stat(target.absolute);
   } catch (error) {
@@ -27,7 +31,9 @@ export async function runGrep(input: GrepInput, ctx: ToolContext): Promise<ToolO
   const rg = await findRipgrep();
   if (!rg) return toolError(RIPGREP_MISSING);
   const mode = input.output_mode ?? 'files_with_matches';
-  const run = await runRipgrep(rg, buildArgs(input, mode, target.relative), {
+  const args = buildArgs(input, mode, target.relative);
+  // With deny rules, rg ends each file name with a NUL so every line can be told apart by file.
+  const run = await runRipgrep(rg, guard ? withFileNameMarkers(args, mode) : args, {
     cwd: ctx.workspace,
     signal: ctx.signal,
     heartbeat: () => ctx.heartbeat({ tool: 'Grep' }),
@@ -36,7 +42,10 @@ export async function runGrep(input: GrepInput, ctx: ToolContext): Promise<ToolO
   if (run.exitCode === 2 && lines.length === 0) {
     return toolError(`Grep failed: ${run.stderr.trim() || 'ripgrep reported an error'}`);
   }
+  let withheld = false;
+  if (guard) ({ lines, withheld } = await withoutDeniedFiles(lines, mode, input['-n'] !== false, guard, ctx.workspace));
   if (mode === 'files_with_matches') lines = await sortNewestFirst(lines, ctx.workspace);
+  const note = withheld ? `\n${WITHHELD_NOTE}` : '';
 
   const offset = input.offset ?? 0;
   const headLimit = input.head_limit ?? GREP_DEFAULT_HEAD_LIMIT;
@@ -53,23 +62,98 @@ export async function runGrep(input: GrepInput, ctx: ToolContext): Promise<ToolO
 
   if (mode === 'files_with_matches') {
     if (page.length === 0)
-      return toolResult(lines.length === 0 ? 'No files found' : `No files found at offset ${offset}`);
+      return toolResult((lines.length === 0 ? 'No files found' : `No files found at offset ${offset}`) + note);
     const header = `Found ${page.length} file${page.length === 1 ? '' : 's'}${pagination ? ` ${pagination}` : ''}`;
-    return toolResult(`${header}\n${page.join('\n')}`);
+    return toolResult(`${header}\n${page.join('\n')}${note}`);
   }
   if (page.length === 0)
-    return toolResult(lines.length === 0 ? 'No matches found' : `No matches found at offset ${offset}`);
+    return toolResult((lines.length === 0 ? 'No matches found' : `No matches found at offset ${offset}`) + note);
   if (mode === 'count') {
     let total = 0;
     for (const line of page) total += Number(line.slice(line.lastIndexOf(':') + 1)) || 0;
     const summary = `Found ${total} matching line${total === 1 ? '' : 's'} across ${page.length} file${page.length === 1 ? '' : 's'}.`;
-    return toolResult(`${page.join('\n')}\n\n${summary}${pagination ? ` ${pagination}` : ''}`);
+    return toolResult(`${page.join('\n')}\n\n${summary}${pagination ? ` ${pagination}` : ''}${note}`);
   }
-  return toolResult(page.join('\n') + (pagination ? `\n\n${pagination}` : ''));
+  return toolResult(
+    page.join('\n') + (pagination ? `\n\n${pagination}` : '') + (withheld ? `\n\n${WITHHELD_NOTE}` : ''),
+  );
+}
+
+/**
+ * The same search, with every printed file name followed by a NUL instead of rg's separator, so a
+ * line's file is known whatever characters its name holds. Content mode also numbers every line:
+ * with -n off, the number's separator is what still tells a match (':') from context ('-').
+ * files_with_matches keeps one name per line: `--null` would drop the newlines.
+ */
+function withFileNameMarkers(args: string[], mode: GrepMode): string[] {
+  if (mode === 'files_with_matches') return args;
+  const end = args.indexOf('--');
+  const extra = mode === 'content' && !args.includes('--line-number') ? ['--null', '--line-number'] : ['--null'];
+  return [...args.slice(0, end), ...extra, ...args.slice(end)];
+}
+
+/**
+ * rg's output (from the `withFileNameMarkers` arguments) without the lines of files a deny rule
+ * covers, rebuilt into what rg prints by default. Context separators ('--') left at the start, at
+ * the end or next to each other by a dropped file go too.
+ */
+async function withoutDeniedFiles(
+  lines: string[],
+  mode: GrepMode,
+  lineNumbers: boolean,
+  guard: ReadDenyGuard,
+  cwd: string,
+): Promise<{ lines: string[]; withheld: boolean }> {
+  if (mode === 'files_with_matches') {
+    const { kept, withheld } = await guard.filterListed(lines, cwd);
+    return { lines: kept, withheld };
+  }
+  const parsed = lines.map((line) => parseMarkedLine(line, mode, lineNumbers));
+  const files = [...new Set(parsed.flatMap((line) => (line.file === undefined ? [] : [line.file])))];
+  const allowed = new Set((await guard.filterListed(files, cwd)).kept);
+  const kept: string[] = [];
+  let withheld = false;
+  for (const line of parsed) {
+    if (line.file === undefined) {
+      // A '--' between groups, or a line not in rg's format: keep the one, drop the other.
+      if (line.text === '--' && kept.length > 0 && kept[kept.length - 1] !== '--') kept.push('--');
+      else if (line.text !== '--') withheld = true;
+    } else if (allowed.has(line.file)) kept.push(line.text);
+    else withheld = true;
+  }
+  if (kept[kept.length - 1] === '--') kept.pop();
+  return { lines: kept, withheld };
+}
+
+type GrepMode = NonNullable<GrepInput['output_mode']>;
+
+/** What rg prints instead of the lines of a binary file it was given as the path. */
+const BINARY_MATCH = /^(.+): binary file matches \(found "\\0" byte around offset \d+\)$/;
+
+/**
+ * One line of `--null` output: `file\0count` (count mode) or `file\0<number><sep>text` (content;
+ * sep ':' for a match, '-' for context), rebuilt as rg prints it without `--null`. `file` is
+ * undefined for a line with no file name (a '--' separator).
+ */
+function parseMarkedLine(line: string, mode: GrepMode, lineNumbers: boolean): { file?: string; text: string } {
+  const nul = line.indexOf('\0');
+  if (nul < 0) {
+    // rg's note for a binary file it was pointed at names the file with no NUL after it.
+    const binary = BINARY_MATCH.exec(line);
+    return binary ? { file: binary[1] as string, text: line } : { text: line };
+  }
+  const file = line.slice(0, nul);
+  const rest = line.slice(nul + 1);
+  if (mode === 'count') return { file, text: `${file}:${rest}` };
+  const numbered = /^(\d+)([:-])/.exec(rest);
+  if (!numbered) return { text: line };
+  const [prefix, number, separator] = numbered as unknown as [string, string, string];
+  const text = rest.slice(prefix.length);
+  return { file, text: lineNumbers ? `${file}${separator}${number}${separator}${text}` : `${file}${separator}${text}` };
 }
 
 /** ripgrep arguments; every model-supplied value is attached to its flag or placed after `--`. */
-function buildArgs(input: GrepInput, mode: NonNullable<GrepInput['output_mode']>, target: string): string[] {
+function buildArgs(input: GrepInput, mode: GrepMode, target: string): string[] {
   const args = ['--hidden', ...IGNORE_FLAGS, '--no-heading', '--with-filename', '--color=never'];
   // rg searches files in parallel and prints them in whatever order they finish; pagination with
   // offset needs the same order on every call. files_with_matches is sorted by mtime afterwards.

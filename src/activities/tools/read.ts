@@ -8,6 +8,7 @@ import { abortError } from './abort-error';
 import { binaryExtension } from './binary-extensions';
 import { BINARY_SNIFF_BYTES, describeFsError, looksBinary, toolError } from './fs-errors';
 import { numberedLine } from './numbered-lines';
+import { ReadDenyGuard, readDeniedMessage, ruleForTarget } from './read-deny';
 import { stateOf } from './read-state';
 import { didYouMean, similarFiles } from './similar-files';
 import type { ToolContext } from './tool-context';
@@ -24,13 +25,21 @@ export async function runRead(input: ReadInput, ctx: ToolContext): Promise<ToolO
   const target = await resolveWorkspacePath(ctx.workspace, input.file_path);
   if (!target.ok) return toolError(target.error);
   const shown = target.relative;
+  // The workflow judged the path as written; a symlink or another spelling may lead elsewhere.
+  const guard = await ReadDenyGuard.create(ctx);
+  if (guard) {
+    const rule = ruleForTarget(guard, ctx.workspace, input.file_path, target.absolute);
+    if (rule !== undefined) return toolError(readDeniedMessage(input.file_path, rule));
+  }
 
   let info;
   try {
     info = await stat(target.absolute);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return toolError(describeFsError(error, shown));
-    const suggestions = await similarFiles(target.absolute, path.dirname(shown));
+    // Suggest no file the rules hide: its name is part of what they protect.
+    const similar = await similarFiles(target.absolute, path.dirname(shown));
+    const suggestions = guard ? await visibleSuggestions(guard, similar, path.dirname(target.absolute)) : similar;
     return toolError(`File does not exist: ${shown}${suggestions.length > 0 ? `.${didYouMean(suggestions)}` : ''}`);
   }
   if (info.isDirectory()) {
@@ -85,6 +94,14 @@ export async function runRead(input: ReadInput, ctx: ToolContext): Promise<ToolO
     ? `\n\n(Showing lines ${start}-${last}. The file has more lines: call Read with offset ${last + 1} to continue.)`
     : '';
   return read(numbered + more, start > 1 || window.more);
+}
+
+/** The suggestions (workspace-relative names of entries of `directory`) that no deny rule covers. */
+async function visibleSuggestions(guard: ReadDenyGuard, suggestions: string[], directory: string): Promise<string[]> {
+  const denied = await Promise.all(
+    suggestions.map((file) => guard.ruleForListed(path.join(directory, path.basename(file)), directory)),
+  );
+  return suggestions.filter((_, i) => denied[i] === undefined);
 }
 
 function binaryRefusal(shown: string, why: string): string {

@@ -16,4 +16,10 @@ export interface ToolContext {
    * here or changed on disk since.
    */
   readState: ReadFileStates;
+  /**
+   * The job's `Read(...)` deny rules (Claude Code syntax; the workflow has already applied them to
+   * the path the model wrote). Read, Grep and Glob apply them again to what they really touch:
+   * the real path behind a symlink, every file a search comes across. Empty when there are none.
+   */
+  readDenyRules: string[];
 }
