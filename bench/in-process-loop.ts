@@ -13,7 +13,13 @@ import type { SessionInput, State as SessionState } from '../src/shared/session'
 import type { Terminal, TerminalReason } from '../src/shared/terminal';
 import { TODO_WRITE_RESULT, todoWriteTool } from '../src/shared/tools/todo-write';
 import { classifyToolUse } from '../src/shared/tool-definition';
-import { TOOL_DEFINITIONS, fileStateKeysFor, formatInputValidationError, getToolDefinition, parseErrorOptions } from '../src/shared/tools';
+import {
+  TOOL_DEFINITIONS,
+  fileStateKeysFor,
+  formatInputValidationError,
+  getToolDefinition,
+  parseErrorOptions,
+} from '../src/shared/tools';
 import type { PendingBlock } from '../src/shared/transcript';
 
 type Activities = ReturnType<typeof createActivities>;
@@ -76,16 +82,32 @@ const LOCAL_TIMEOUTS = { startToCloseTimeoutMs: 60_000 };
  * durability. Signals, aborts, approvals and the fallback model are not modelled; a failing
  * activity, or a call the rules say to ask a person about, throws.
  */
-export async function runInProcessLoop(activities: Activities, input: SessionInput, sessionKey: string): Promise<InProcessResult> {
+export async function runInProcessLoop(
+  activities: Activities,
+  input: SessionInput,
+  sessionKey: string,
+): Promise<InProcessResult> {
   // Start-up, as agentSession's prepareSession.
-  const { ref: systemPromptRef } = await inActivity('buildSystemPrompt', 'system-prompt', activities.buildSystemPrompt, {
-    workspace: input.workspace,
-    model: input.model,
-    appendSystemPrompt: input.appendSystemPrompt,
-  }, LOCAL_TIMEOUTS);
-  const settings = await inActivity('loadPermissionSettings', 'permission-settings', activities.loadPermissionSettings, {
-    workspace: input.workspace,
-  }, LOCAL_TIMEOUTS);
+  const { ref: systemPromptRef } = await inActivity(
+    'buildSystemPrompt',
+    'system-prompt',
+    activities.buildSystemPrompt,
+    {
+      workspace: input.workspace,
+      model: input.model,
+      appendSystemPrompt: input.appendSystemPrompt,
+    },
+    LOCAL_TIMEOUTS,
+  );
+  const settings = await inActivity(
+    'loadPermissionSettings',
+    'permission-settings',
+    activities.loadPermissionSettings,
+    {
+      workspace: input.workspace,
+    },
+    LOCAL_TIMEOUTS,
+  );
   const own = input.permissions;
   const permissions: PermissionContext = {
     mode: own?.mode ?? settings.defaultMode ?? 'default',
@@ -100,16 +122,22 @@ export async function runInProcessLoop(activities: Activities, input: SessionInp
 
   for (;;) {
     // Phase 2: the model call.
-    const reply: CallModelResult = await inActivity('callModel', String(++modelCalls), activities.callModel, {
-      sessionKey,
-      transcript: state.transcript,
-      append: state.pending,
-      systemPromptRef,
-      model: state.model,
-      maxTokens: state.maxOutputTokensOverride ?? maxTokens,
-      tools,
-      fallbackAvailable: false,
-    }, MODEL_TIMEOUTS);
+    const reply: CallModelResult = await inActivity(
+      'callModel',
+      String(++modelCalls),
+      activities.callModel,
+      {
+        sessionKey,
+        transcript: state.transcript,
+        append: state.pending,
+        systemPromptRef,
+        model: state.model,
+        maxTokens: state.maxOutputTokensOverride ?? maxTokens,
+        tools,
+        fallbackAvailable: false,
+      },
+      MODEL_TIMEOUTS,
+    );
     const text = assistantText(reply.message);
     const afterReply: State = {
       ...state,
@@ -158,7 +186,12 @@ export async function runInProcessLoop(activities: Activities, input: SessionInp
     // Phase 6: the next State, if another turn is allowed.
     const nextTurnCount = state.turnCount + 1;
     if (exceedsMaxTurns(nextTurnCount, input.maxTurns)) {
-      return finish(activities, withResults, 'max_turns', `reached maxTurns ${input.maxTurns} with tool results pending`);
+      return finish(
+        activities,
+        withResults,
+        'max_turns',
+        `reached maxTurns ${input.maxTurns} with tool results pending`,
+      );
     }
     state = {
       ...withResults,
@@ -210,13 +243,17 @@ async function gateAndRun(gate: Gate, effects: Effects, toolUse: ToolUseBlock): 
   if (toolUse.name === todoWriteTool.name) {
     const parsed = todoWriteTool.inputSchema.safeParse(toolUse.input, parseErrorOptions);
     if (!parsed.success) {
-      return inline(formatInputValidationError(todoWriteTool.name, todoWriteTool.inputSchema, parsed.error.issues), true);
+      return inline(
+        formatInputValidationError(todoWriteTool.name, todoWriteTool.inputSchema, parsed.error.issues),
+        true,
+      );
     }
     effects.todos = parsed.data.todos;
     return inline(TODO_WRITE_RESULT, false);
   }
   const decision = decidePermission(toolUse.name, toolUse.input, gate.permissions);
-  if (decision.behavior === 'ask') throw new Error(`in-process loop: ${toolUse.name} needs approval (${decision.reason})`);
+  if (decision.behavior === 'ask')
+    throw new Error(`in-process loop: ${toolUse.name} needs approval (${decision.reason})`);
   if (decision.behavior === 'deny') {
     effects.denials.push({ toolUseId: toolUse.id, toolName: toolUse.name, reason: decision.reason });
     return inline(`Permission to use ${toolUse.name} was denied. ${decision.reason}`, true);
@@ -245,14 +282,25 @@ async function gateAndRun(gate: Gate, effects: Effects, toolUse: ToolUseBlock): 
 }
 
 /** Every exit: pending messages are written to the transcript, then the Terminal. */
-async function finish(activities: Activities, state: State, reason: TerminalReason, detail?: string): Promise<InProcessResult> {
+async function finish(
+  activities: Activities,
+  state: State,
+  reason: TerminalReason,
+  detail?: string,
+): Promise<InProcessResult> {
   const transcript =
     state.pending.length === 0
       ? state.transcript
-      : await inActivity('commitTranscript', 'commit', activities.commitTranscript, {
-          transcript: state.transcript,
-          append: state.pending,
-        }, LOCAL_TIMEOUTS);
+      : await inActivity(
+          'commitTranscript',
+          'commit',
+          activities.commitTranscript,
+          {
+            transcript: state.transcript,
+            append: state.pending,
+          },
+          LOCAL_TIMEOUTS,
+        );
   return {
     reason,
     turnCount: state.turnCount,

@@ -49,7 +49,6 @@ interface RunResult {
 /** Progress goes to stderr; stdout holds only the report. */
 const progress = (text: string) => process.stderr.write(`[bench] ${text}\n`);
 
-
 /** The model endpoint of the current run: a fresh scripted server (and client) per run. */
 const model: { server?: ScriptedModelServer; client?: Anthropic } = {};
 const anthropic = (): Anthropic => {
@@ -72,14 +71,17 @@ async function withModelServer<T>(runTag: string, fn: (server: ScriptedModelServ
 
 function checkTerminal(variant: string, terminal: Terminal | InProcessResult, server: ScriptedModelServer): void {
   const problems: string[] = [];
-  if (terminal.reason !== 'completed') problems.push(`reason ${terminal.reason}${terminal.detail ? ` (${terminal.detail})` : ''}`);
+  if (terminal.reason !== 'completed')
+    problems.push(`reason ${terminal.reason}${terminal.detail ? ` (${terminal.detail})` : ''}`);
   if (terminal.turnCount !== TURNS) problems.push(`turnCount ${terminal.turnCount}, expected ${TURNS}`);
   if (terminal.finalText !== FINAL_TEXT) problems.push(`finalText ${JSON.stringify(terminal.finalText)}`);
   // The prompt, then an assistant message per turn and a tool-result message per tool turn.
-  if (terminal.messageCount !== 2 * TURNS) problems.push(`messageCount ${terminal.messageCount}, expected ${2 * TURNS}`);
+  if (terminal.messageCount !== 2 * TURNS)
+    problems.push(`messageCount ${terminal.messageCount}, expected ${2 * TURNS}`);
   if (terminal.denials.length > 0) problems.push(`${terminal.denials.length} tool call(s) denied`);
   if (server.requests.length !== TURNS) problems.push(`${server.requests.length} model requests, expected ${TURNS}`);
-  if (problems.length > 0) throw new Error(`bench: the ${variant} run did not do the scripted job: ${problems.join('; ')}`);
+  if (problems.length > 0)
+    throw new Error(`bench: the ${variant} run did not do the scripted job: ${problems.join('; ')}`);
 }
 
 async function main(): Promise<void> {
@@ -136,7 +138,10 @@ async function main(): Promise<void> {
         return withModelServer(runTag, async (server) => {
           const sessionKey = `bench-in-process-${runTag}/${randomUUID()}`;
           const start = performance.now();
-          const terminal = await withTimeout(runInProcessLoop(inProcessActivities, input, sessionKey), 'in-process run');
+          const terminal = await withTimeout(
+            runInProcessLoop(inProcessActivities, input, sessionKey),
+            'in-process run',
+          );
           const ms = performance.now() - start;
           checkTerminal('in-process', terminal, server);
           return { ms };
@@ -223,7 +228,9 @@ function report(results: Record<Variant, RunResult[]>): void {
     `durable vs in-process: ${signed(perTurn(b) - perTurn(a))} ms/turn, ratio ${(b.ms / a.ms).toFixed(2)}x`,
     `durable vs floor:      ${signed(perTurn(b) - perTurn(c))} ms/turn, ratio ${(b.ms / c.ms).toFixed(2)}x`,
     `history: ${historyBytes} bytes, ${Math.round(historyBytes / TURNS)} bytes/turn` +
-      (historySizes.length > 1 ? ` (median run; all runs: ${results.b.map((run) => run.historyBytes).join(', ')})` : ''),
+      (historySizes.length > 1
+        ? ` (median run; all runs: ${results.b.map((run) => run.historyBytes).join(', ')})`
+        : ''),
     '',
     `all timed runs (ms): in-process [${runs('a')}], durable [${runs('b')}], floor [${runs('c')}]`,
   ];
@@ -233,7 +240,10 @@ function report(results: Record<Variant, RunResult[]>): void {
 function withTimeout<T>(promise: Promise<T>, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`bench: ${what} did not finish within ${RUN_TIMEOUT_MS / 1000} s`)), RUN_TIMEOUT_MS);
+    timer = setTimeout(
+      () => reject(new Error(`bench: ${what} did not finish within ${RUN_TIMEOUT_MS / 1000} s`)),
+      RUN_TIMEOUT_MS,
+    );
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
@@ -254,7 +264,8 @@ function positiveInt(name: string, fallback: number): number {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
+  if (!Number.isInteger(value) || value < 1)
+    throw new Error(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
   return value;
 }
 

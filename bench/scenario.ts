@@ -22,7 +22,12 @@ export function benchScript(turns: number, runTag: string): ScriptedSession {
     replies.push({
       content: [
         { type: 'text', text: `Reading the notes, pass ${i + 1}.` },
-        { type: 'tool_use', id: `toolu_${runTag}_${String(i).padStart(3, '0')}`, name: 'Read', input: { file_path: 'notes.txt' } },
+        {
+          type: 'tool_use',
+          id: `toolu_${runTag}_${String(i).padStart(3, '0')}`,
+          name: 'Read',
+          input: { file_path: 'notes.txt' },
+        },
       ],
     });
   }

@@ -3,10 +3,19 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { loadScriptedSession } from '../src/model-server';
 import type { Terminal } from '../src/shared/terminal';
 import { snapshotQuery } from '../src/workflows/definitions';
-import { ScriptedModelServer, makeWorkspace, sessionInput, startTemporal, startWorker, tempDir, uniqueTaskQueue } from './support/harness';
+import {
+  ScriptedModelServer,
+  makeWorkspace,
+  sessionInput,
+  startTemporal,
+  startWorker,
+  tempDir,
+  uniqueTaskQueue,
+} from './support/harness';
 
 const demoRepo = {
-  'src/auth/login.ts': 'export async function login(email: string, password: string) {\n  return createSession(email);\n}\n',
+  'src/auth/login.ts':
+    'export async function login(email: string, password: string) {\n  return createSession(email);\n}\n',
   'src/api/routes.ts': 'export const routes = [];\n',
 };
 

@@ -17,7 +17,12 @@ import {
   waitFor,
 } from './support/harness';
 
-const read = (id: string, file: string) => ({ type: 'tool_use' as const, id, name: 'Read', input: { file_path: file } });
+const read = (id: string, file: string) => ({
+  type: 'tool_use' as const,
+  id,
+  name: 'Read',
+  input: { file_path: file },
+});
 const edit = (id: string, from: string, to: string) => ({
   type: 'tool_use' as const,
   id,
@@ -62,7 +67,8 @@ describe('permissions and durable approvals', () => {
     session: ScriptedSession,
     input: Parameters<typeof sessionInput>[1],
     files: Record<string, string>,
-    drive: (ids: { jobId: string; server: ScriptedModelServer; workspace: string }) => Promise<void> = async () => undefined,
+    drive: (ids: { jobId: string; server: ScriptedModelServer; workspace: string }) => Promise<void> = async () =>
+      undefined,
   ) {
     const server = await ScriptedModelServer.start(session);
     const taskQueue = uniqueTaskQueue('perm');
@@ -70,7 +76,11 @@ describe('permissions and durable approvals', () => {
     const workspace = makeWorkspace(files);
     const jobId = `perm-${Date.now()}-${Math.random().toString(16).slice(2, 8)}`;
     try {
-      const handle = await env.client.workflow.start('agentSession', { taskQueue, workflowId: jobId, args: [sessionInput(workspace, input)] });
+      const handle = await env.client.workflow.start('agentSession', {
+        taskQueue,
+        workflowId: jobId,
+        args: [sessionInput(workspace, input)],
+      });
       await drive({ jobId, server, workspace });
       const terminal = (await handle.result()) as Terminal;
       return { terminal, server, workspace, handle };
@@ -87,24 +97,44 @@ describe('permissions and durable approvals', () => {
   };
 
   test('default mode parks an Edit until approved; --always allows the next one without asking', async () => {
-    const run = await withJob(twoEdits, { permissions: { mode: 'default' } }, { 'app.txt': 'one two\n' }, async ({ jobId }) => {
-      const parked = await waitFor(() => pendingOf(jobId), 30_000, 'the first approval request');
-      expect(parked.phase).toBe('waiting_for_approval');
-      expect(parked.pendingApprovals[0]).toMatchObject({ toolUseId: 'e1', toolName: 'Edit', suggestedRule: 'Edit(./app.txt)' });
-      await env.client.workflow.getHandle(jobId).signal(approvalSignal, { decision: 'allow', always: true });
-    });
+    const run = await withJob(
+      twoEdits,
+      { permissions: { mode: 'default' } },
+      { 'app.txt': 'one two\n' },
+      async ({ jobId }) => {
+        const parked = await waitFor(() => pendingOf(jobId), 30_000, 'the first approval request');
+        expect(parked.phase).toBe('waiting_for_approval');
+        expect(parked.pendingApprovals[0]).toMatchObject({
+          toolUseId: 'e1',
+          toolName: 'Edit',
+          suggestedRule: 'Edit(./app.txt)',
+        });
+        await env.client.workflow.getHandle(jobId).signal(approvalSignal, { decision: 'allow', always: true });
+      },
+    );
     expect(run.terminal.reason).toBe('completed');
     expect(fs.readFileSync(path.join(run.workspace, 'app.txt'), 'utf8')).toBe('uno dos\n');
     expect(run.terminal.denials).toEqual([]);
   });
 
   test('a denied call becomes an is_error result with the reason, and the Terminal lists it', async () => {
-    const run = await withJob(twoEdits, { permissions: { mode: 'default' } }, { 'app.txt': 'one two\n' }, async ({ jobId }) => {
-      for (const id of ['e1', 'e2']) {
-        await waitFor(async () => ((await pendingOf(jobId))?.pendingApprovals[0]?.toolUseId === id ? true : undefined), 30_000, id);
-        await env.client.workflow.getHandle(jobId).signal(approvalSignal, { toolUseId: id, decision: 'deny', reason: 'not today' });
-      }
-    });
+    const run = await withJob(
+      twoEdits,
+      { permissions: { mode: 'default' } },
+      { 'app.txt': 'one two\n' },
+      async ({ jobId }) => {
+        for (const id of ['e1', 'e2']) {
+          await waitFor(
+            async () => ((await pendingOf(jobId))?.pendingApprovals[0]?.toolUseId === id ? true : undefined),
+            30_000,
+            id,
+          );
+          await env.client.workflow
+            .getHandle(jobId)
+            .signal(approvalSignal, { toolUseId: id, decision: 'deny', reason: 'not today' });
+        }
+      },
+    );
     expect(run.terminal.reason).toBe('completed');
     expect(fs.readFileSync(path.join(run.workspace, 'app.txt'), 'utf8')).toBe('one two\n');
     expect(toolResultFor(run.server, 'e1')).toContain('Denied by the user: not today');
@@ -135,7 +165,11 @@ describe('permissions and durable approvals', () => {
         { content: [text('ok')] },
       ],
     };
-    const run = await withJob(session, { permissions: { mode: 'dontAsk', allow: ['Bash(npm --version)', 'Bash(touch allowed)'] } }, {});
+    const run = await withJob(
+      session,
+      { permissions: { mode: 'dontAsk', allow: ['Bash(npm --version)', 'Bash(touch allowed)'] } },
+      {},
+    );
     expect(run.terminal.reason).toBe('completed');
     expect(toolResultFor(run.server, 'b1')).toContain('Permission to use Bash was denied');
     expect(fs.existsSync(path.join(run.workspace, 'made-by-npm'))).toBe(false);
@@ -144,13 +178,19 @@ describe('permissions and durable approvals', () => {
   });
 
   test("the workspace's .claude/settings.json rules apply: a deny rule on secrets wins", async () => {
-    const session: ScriptedSession = { replies: [{ content: [read('s1', 'secrets/key.txt'), read('s2', 'app.txt')] }, { content: [text('ok')] }] };
+    const session: ScriptedSession = {
+      replies: [{ content: [read('s1', 'secrets/key.txt'), read('s2', 'app.txt')] }, { content: [text('ok')] }],
+    };
     const settings = JSON.stringify({ permissions: { deny: ['Read(./secrets/**)'] } });
-    const run = await withJob(session, { permissions: { mode: 'bypassPermissions' } }, {
-      'app.txt': 'hello\n',
-      'secrets/key.txt': 'TOP SECRET\n',
-      '.claude/settings.json': settings,
-    });
+    const run = await withJob(
+      session,
+      { permissions: { mode: 'bypassPermissions' } },
+      {
+        'app.txt': 'hello\n',
+        'secrets/key.txt': 'TOP SECRET\n',
+        '.claude/settings.json': settings,
+      },
+    );
     expect(toolResultFor(run.server, 's1')).toContain('denied');
     expect(toolResultFor(run.server, 's1')).not.toContain('TOP SECRET');
     expect(toolResultFor(run.server, 's2')).toContain('hello');
@@ -171,7 +211,11 @@ describe('permissions and durable approvals', () => {
     const session: ScriptedSession = {
       replies: [
         { content: [{ type: 'tool_use', id: 'td1', name: 'TodoWrite', input: { todos } }] },
-        { content: [{ type: 'tool_use', id: 'td2', name: 'TodoWrite', input: { todos: [{ content: 'x', status: 'doing' }] } }] },
+        {
+          content: [
+            { type: 'tool_use', id: 'td2', name: 'TodoWrite', input: { todos: [{ content: 'x', status: 'doing' }] } },
+          ],
+        },
         { content: [text('done')] },
       ],
     };
@@ -187,7 +231,12 @@ describe('permissions and durable approvals', () => {
 
   test('Edit without a prior Read is refused; the read state is kept in the State', async () => {
     const session: ScriptedSession = {
-      replies: [{ content: [edit('x1', 'one', 'uno')] }, { content: [read('x2', 'app.txt')] }, { content: [edit('x3', 'one', 'uno')] }, { content: [text('done')] }],
+      replies: [
+        { content: [edit('x1', 'one', 'uno')] },
+        { content: [read('x2', 'app.txt')] },
+        { content: [edit('x3', 'one', 'uno')] },
+        { content: [text('done')] },
+      ],
     };
     const run = await withJob(session, {}, { 'app.txt': 'one\n' });
     expect(toolResultFor(run.server, 'x1')).toMatch(/has not been read/i);
@@ -215,7 +264,7 @@ describe('approvals and journals across worker crashes', () => {
       const handle = await env.client.workflow.start('agentSession', {
         taskQueue,
         workflowId: `approval-restart-${Date.now()}`,
-        args: [sessionInput(workspace, { permissions: { mode: 'default', } })],
+        args: [sessionInput(workspace, { permissions: { mode: 'default' } })],
       });
       await waitFor(() => pendingOf(handle.workflowId), 60_000, 'the approval request');
       await worker.kill('SIGKILL');

@@ -19,10 +19,14 @@ interface CliResult {
  */
 function cli(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', path.join(root, 'src/client/cli.ts'), ...args], {
-      cwd: root,
-      env,
-    });
+    const child = spawn(
+      process.execPath,
+      ['-r', 'ts-node/register/transpile-only', path.join(root, 'src/client/cli.ts'), ...args],
+      {
+        cwd: root,
+        env,
+      },
+    );
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -79,7 +83,10 @@ describe('durable-agent CLI on the embedded default', () => {
   });
 
   test('a detached job can be inspected and aborted from another shell', async () => {
-    const started = await cli(['run', 'Check the login module', '--cwd', workspace, '--job-id', 'cli-abort', '--detach'], env);
+    const started = await cli(
+      ['run', 'Check the login module', '--cwd', workspace, '--job-id', 'cli-abort', '--detach'],
+      env,
+    );
     expect(started.code).toBe(0);
     expect(started.stdout.trim()).toBe('cli-abort');
     await server.waitForRequest(0, 2, 30_000);

@@ -130,7 +130,9 @@ describe('durability: a worker SIGKILLed mid-turn', () => {
     // The stream really was cut: turn 3 was asked for twice.
     expect(run.server.requests.filter((r) => r.turn === 3).length).toBeGreaterThanOrEqual(2);
     // The Edit that completed before the kill was applied once.
-    expect(fs.readFileSync(path.join(run.workspace, 'config.yml'), 'utf8')).toBe('name: demo\nversion: 1\nedited: yes\n');
+    expect(fs.readFileSync(path.join(run.workspace, 'config.yml'), 'utf8')).toBe(
+      'name: demo\nversion: 1\nedited: yes\n',
+    );
   });
 
   test('killed while a Bash tool runs: the job completes with the same transcript', async () => {
@@ -149,7 +151,9 @@ describe('durability: a worker SIGKILLed mid-turn', () => {
     });
     expect(run.terminal.reason).toBe('completed');
     expect(run.conversation).toBe(reference);
-    expect(fs.readFileSync(path.join(run.workspace, 'config.yml'), 'utf8')).toBe('name: demo\nversion: 1\nedited: yes\n');
+    expect(fs.readFileSync(path.join(run.workspace, 'config.yml'), 'utf8')).toBe(
+      'name: demo\nversion: 1\nedited: yes\n',
+    );
   });
 
   test('killed while a side-effecting Bash runs: it is not run again, the model is told', async () => {

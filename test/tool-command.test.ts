@@ -22,7 +22,11 @@ describe('durable-agent tool', () => {
     const cwd = makeWorkspace({ 'a.txt': 'alpha\nbeta\n' });
     const result = await run('Read', '{"file_path":"a.txt"}', { cwd });
     expect(result.code).toBe(0);
-    expect(JSON.parse(result.out)).toEqual({ type: 'tool_result', tool_use_id: 'cli', content: '     1\talpha\n     2\tbeta' });
+    expect(JSON.parse(result.out)).toEqual({
+      type: 'tool_result',
+      tool_use_id: 'cli',
+      content: '     1\talpha\n     2\tbeta',
+    });
     expect(result.err).toContain('permission: allow');
   });
 
@@ -48,7 +52,10 @@ describe('durable-agent tool', () => {
 
   test('an Edit needs no prior Read in a one-shot call; a bad input is an error result', async () => {
     const cwd = makeWorkspace({ 'a.txt': 'alpha\n' });
-    const edit = await run('Edit', '{"file_path":"a.txt","old_string":"alpha","new_string":"omega"}', { cwd, permissionMode: 'acceptEdits' });
+    const edit = await run('Edit', '{"file_path":"a.txt","old_string":"alpha","new_string":"omega"}', {
+      cwd,
+      permissionMode: 'acceptEdits',
+    });
     expect(edit.code).toBe(0);
     expect(fs.readFileSync(path.join(cwd, 'a.txt'), 'utf8')).toBe('omega\n');
 

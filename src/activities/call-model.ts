@@ -138,7 +138,8 @@ function toolSchemas(names: string[]): Anthropic.Tool[] {
 function withCacheBreakpoint(messages: Message[]): Anthropic.MessageParam[] {
   return messages.map((message, index) => {
     if (index !== messages.length - 1) return message as Anthropic.MessageParam;
-    const content = typeof message.content === 'string' ? [{ type: 'text' as const, text: message.content }] : message.content;
+    const content =
+      typeof message.content === 'string' ? [{ type: 'text' as const, text: message.content }] : message.content;
     const lastBlock = content.at(-1);
     if (!lastBlock) return message as Anthropic.MessageParam;
     return {

@@ -20,10 +20,16 @@ const NON_RETRYABLE_BY_STATUS: Record<number, ModelFailureType> = {
  * overload and server errors back off. A stream that answered 200 and then sent an `error` event
  * arrives with no status, so the error body's type is checked as well.
  */
-export function toModelFailure(error: unknown, context: { attempt: number; fallbackAvailable: boolean }): ApplicationFailure {
+export function toModelFailure(
+  error: unknown,
+  context: { attempt: number; fallbackAvailable: boolean },
+): ApplicationFailure {
   if (!(error instanceof Anthropic.APIError)) {
     const message = error instanceof Error ? error.message : String(error);
-    return ApplicationFailure.create({ message: `Model call failed: ${message}`, type: MODEL_FAILURE_TYPES.connection });
+    return ApplicationFailure.create({
+      message: `Model call failed: ${message}`,
+      type: MODEL_FAILURE_TYPES.connection,
+    });
   }
   const bodyType = errorBodyType(error);
   const message = `Model API error${error.status ? ` ${error.status}` : ''}${bodyType ? ` ${bodyType}` : ''}: ${

@@ -47,7 +47,12 @@ export async function runTool(deps: RunToolDeps, input: RunToolInput): Promise<T
         'partly run. It was not run again automatically: check its effects before retrying it.',
     };
   } else {
-    await journal.write({ status: 'started', toolUseId: toolUse.id, name: toolUse.name, startedAt: new Date().toISOString() });
+    await journal.write({
+      status: 'started',
+      toolUseId: toolUse.id,
+      name: toolUse.name,
+      startedAt: new Date().toISOString(),
+    });
     try {
       outcome = await executeTool(toolUse.name, toolUse.input, {
         workspace: input.workspace,

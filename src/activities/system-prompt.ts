@@ -37,7 +37,7 @@ export async function buildSystemPrompt(
   const git = await gitContext(workspace);
   const memory = await readMemoryFile(workspace);
   const sections = [
-    'You are a coding agent working in a user\'s repository through tools. Use the tools to inspect and change ' +
+    "You are a coding agent working in a user's repository through tools. Use the tools to inspect and change " +
       'files and to run commands; answer concisely once the task is done. Paths you pass to tools are relative to ' +
       'the workspace unless absolute, and must stay inside it.',
     [

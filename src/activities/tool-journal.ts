@@ -9,7 +9,6 @@ export type JournalEntry =
   | { status: 'started'; toolUseId: string; name: string; startedAt: string }
   | { status: 'completed'; toolUseId: string; name: string; result: ToolRunResult; block: ToolResultBlock };
 
-
 /**
  * A record of each tool call by `tool_use_id`, kept in the workspace the call acted on
  * (`.durable-agent/journal/`), so a retry on any worker that sees the workspace finds what an

@@ -9,13 +9,18 @@ import { snapshotQuery } from '../workflows/definitions';
 export async function pendingApprovalFor(handle: WorkflowHandle, toolUseId?: string): Promise<PendingApproval> {
   const snapshot = await handle.query(snapshotQuery, Number.MAX_SAFE_INTEGER);
   const pending = snapshot.pendingApprovals;
-  if (pending.length === 0) throw new Error(`Job ${handle.workflowId} is not waiting for an approval (phase: ${snapshot.phase}).`);
+  if (pending.length === 0)
+    throw new Error(`Job ${handle.workflowId} is not waiting for an approval (phase: ${snapshot.phase}).`);
   if (toolUseId) {
     const match = pending.find((p) => p.toolUseId === toolUseId);
-    if (!match) throw new Error(`Job ${handle.workflowId} has no pending call ${toolUseId}; pending: ${describe(pending)}.`);
+    if (!match)
+      throw new Error(`Job ${handle.workflowId} has no pending call ${toolUseId}; pending: ${describe(pending)}.`);
     return match;
   }
-  if (pending.length > 1) throw new Error(`Job ${handle.workflowId} waits on ${pending.length} calls; name one with --tool: ${describe(pending)}.`);
+  if (pending.length > 1)
+    throw new Error(
+      `Job ${handle.workflowId} waits on ${pending.length} calls; name one with --tool: ${describe(pending)}.`,
+    );
   return pending[0] as PendingApproval;
 }
 
@@ -32,12 +37,15 @@ export async function listJobs(client: Client, limit: number): Promise<string[]>
     let line = `${info.workflowId.padEnd(32)} ${info.status.name.padEnd(10)} ${started}`;
     if (info.status.name === 'RUNNING') {
       const snapshot = await Promise.race([
-        client.workflow.getHandle(info.workflowId).query(snapshotQuery, Number.MAX_SAFE_INTEGER) as Promise<SessionSnapshot>,
+        client.workflow
+          .getHandle(info.workflowId)
+          .query(snapshotQuery, Number.MAX_SAFE_INTEGER) as Promise<SessionSnapshot>,
         new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 3_000).unref()),
       ]).catch(() => undefined);
       if (snapshot) {
         line += `  turn ${snapshot.turnCount} ${snapshot.phase}`;
-        for (const p of snapshot.pendingApprovals) line += `\n    waiting for approval: ${p.toolName} ${p.input} [${p.toolUseId}]`;
+        for (const p of snapshot.pendingApprovals)
+          line += `\n    waiting for approval: ${p.toolName} ${p.input} [${p.toolUseId}]`;
       } else {
         line += '  (no worker answered)';
       }

@@ -70,24 +70,34 @@ export function buildProgram(): Command {
     .option('--task-queue <name>', 'task queue of the workers', DEFAULT_TASK_QUEUE)
     .option('--detach', 'start the job and return without following it')
     .option('--json', 'print the Terminal as JSON')
-    .action(async (prompt: string, flags: RunFlags & { jobId?: string; taskQueue: string; detach?: boolean; json?: boolean }) => {
-      const input = buildSessionInput(prompt, flags);
-      const jobId = flags.jobId ?? newJobId();
-      await withClient(true, async ({ client, description }) => {
-        const outcome = await startOrAttach(client, jobId, input, flags.taskQueue);
-        if (outcome.kind === 'finished') {
-          process.stderr.write(`job ${jobId} already ended (${outcome.status}); its result:\n`);
-          printTerminal(await outcome.handle.result(), flags.json ?? false);
-          return;
-        }
-        process.stderr.write(`${outcome.kind === 'started' ? 'started' : 'attached to running'} job ${jobId} on ${description}\n`);
-        if (flags.detach) {
-          stdoutOutput.write(jobId);
-          return;
-        }
-        printTerminal(await follow(outcome.handle, flags.json ? { write: () => undefined } : stdoutOutput), flags.json ?? false);
-      });
-    });
+    .action(
+      async (
+        prompt: string,
+        flags: RunFlags & { jobId?: string; taskQueue: string; detach?: boolean; json?: boolean },
+      ) => {
+        const input = buildSessionInput(prompt, flags);
+        const jobId = flags.jobId ?? newJobId();
+        await withClient(true, async ({ client, description }) => {
+          const outcome = await startOrAttach(client, jobId, input, flags.taskQueue);
+          if (outcome.kind === 'finished') {
+            process.stderr.write(`job ${jobId} already ended (${outcome.status}); its result:\n`);
+            printTerminal(await outcome.handle.result(), flags.json ?? false);
+            return;
+          }
+          process.stderr.write(
+            `${outcome.kind === 'started' ? 'started' : 'attached to running'} job ${jobId} on ${description}\n`,
+          );
+          if (flags.detach) {
+            stdoutOutput.write(jobId);
+            return;
+          }
+          printTerminal(
+            await follow(outcome.handle, flags.json ? { write: () => undefined } : stdoutOutput),
+            flags.json ?? false,
+          );
+        });
+      },
+    );
 
   program
     .command('approve')
@@ -99,9 +109,14 @@ export function buildProgram(): Command {
       await withClient(false, async ({ client }) => {
         const handle = client.workflow.getHandle(id);
         const pending = await pendingApprovalFor(handle, flags.tool);
-        await handle.signal(approvalSignal, { toolUseId: pending.toolUseId, decision: 'allow', always: flags.always ?? false });
+        await handle.signal(approvalSignal, {
+          toolUseId: pending.toolUseId,
+          decision: 'allow',
+          always: flags.always ?? false,
+        });
         stdoutOutput.write(
-          `approved ${pending.toolName} ${pending.input}` + (flags.always ? `\n  rule added for this job: ${pending.suggestedRule}` : ''),
+          `approved ${pending.toolName} ${pending.input}` +
+            (flags.always ? `\n  rule added for this job: ${pending.suggestedRule}` : ''),
         );
       });
     });
@@ -116,7 +131,11 @@ export function buildProgram(): Command {
       await withClient(false, async ({ client }) => {
         const handle = client.workflow.getHandle(id);
         const pending = await pendingApprovalFor(handle, flags.tool);
-        await handle.signal(approvalSignal, { toolUseId: pending.toolUseId, decision: 'deny', ...(flags.reason ? { reason: flags.reason } : {}) });
+        await handle.signal(approvalSignal, {
+          toolUseId: pending.toolUseId,
+          decision: 'deny',
+          ...(flags.reason ? { reason: flags.reason } : {}),
+        });
         stdoutOutput.write(`denied ${pending.toolName} ${pending.input}`);
       });
     });
@@ -218,9 +237,9 @@ export function buildProgram(): Command {
 
   program
     .command('tool')
-    .description("run one tool call outside Temporal, through the permission rules, and print its tool_result")
+    .description('run one tool call outside Temporal, through the permission rules, and print its tool_result')
     .argument('<name>', 'tool name: Read, Write, Edit, MultiEdit, Glob, Grep, Bash')
-    .argument('<json>', "the tool's input as JSON, e.g. '{\"file_path\":\"README.md\"}'")
+    .argument('<json>', 'the tool\'s input as JSON, e.g. \'{"file_path":"README.md"}\'')
     .option('--cwd <dir>', 'workspace', process.cwd())
     .option('--permission-mode <mode>', 'default | acceptEdits | plan | bypassPermissions | dontAsk')
     .option('--allow <rule>', 'allow rule; repeatable', collect, [])

@@ -34,7 +34,9 @@ export function temporalTargetFromEnv(env: NodeJS.ProcessEnv = process.env): Tem
   const certPath = env.TEMPORAL_TLS_CERT?.trim();
   const keyPath = env.TEMPORAL_TLS_KEY?.trim();
   if (Boolean(certPath) !== Boolean(keyPath)) {
-    throw new ConfigurationError('Set both TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY (paths to the client certificate and key), or neither.');
+    throw new ConfigurationError(
+      'Set both TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY (paths to the client certificate and key), or neither.',
+    );
   }
   const apiKey = env.TEMPORAL_API_KEY?.trim() || undefined;
   const read = (file: string, name: string) => {

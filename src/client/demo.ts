@@ -31,7 +31,9 @@ export async function runDemo(out: Output, env: NodeJS.ProcessEnv = process.env)
   fs.cpSync(path.join(root, 'examples', 'login-demo'), workspace, { recursive: true });
 
   const live = Boolean(env.ANTHROPIC_API_KEY?.trim() || env.ANTHROPIC_AUTH_TOKEN?.trim());
-  const replay = live ? undefined : await ScriptedModelServer.start(loadScriptedSession(path.join(root, 'examples', 'recorded', 'check-login.json')));
+  const replay = live
+    ? undefined
+    : await ScriptedModelServer.start(loadScriptedSession(path.join(root, 'examples', 'recorded', 'check-login.json')));
   out.write(
     live
       ? `Asking ${env.ANTHROPIC_MODEL ?? 'the default model'} for real (ANTHROPIC_API_KEY is set).`
@@ -61,7 +63,11 @@ export async function runDemo(out: Output, env: NodeJS.ProcessEnv = process.env)
   try {
     out.write(`Workspace: ${workspace} (a copy of examples/login-demo)\nTemporal: ${connected.description}\n`);
     out.write(`> ${DEMO_PROMPT}`);
-    const input = buildSessionInput(DEMO_PROMPT, { cwd: workspace, ...(live ? {} : { model: 'claude-sonnet-5-5' }) }, env);
+    const input = buildSessionInput(
+      DEMO_PROMPT,
+      { cwd: workspace, ...(live ? {} : { model: 'claude-sonnet-5-5' }) },
+      env,
+    );
     const outcome = await startOrAttach(connected.client, newJobId(), input, taskQueue);
     const terminal = await follow(outcome.handle, out);
     out.write(`\n${formatTerminal(terminal)}`);

@@ -43,7 +43,8 @@ async function withLock<T>(home: string, fn: () => Promise<T>): Promise<T> {
     } catch {
       const age = Date.now() - (fs.statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
       if (age > 60_000) fs.rmSync(lock, { recursive: true, force: true });
-      else if (Date.now() > deadline) throw new Error(`Timed out waiting for ${lock}; remove it if no durable-agent is starting.`);
+      else if (Date.now() > deadline)
+        throw new Error(`Timed out waiting for ${lock}; remove it if no durable-agent is starting.`);
       await sleep(200);
     }
   }
@@ -100,7 +101,9 @@ export async function ensureEmbeddedServer(home = dataHome()): Promise<EmbeddedS
     const deadline = Date.now() + 60_000;
     while (!(await isListening(port))) {
       if (!isProcessAlive(child.pid) || Date.now() > deadline) {
-        throw new Error(`The embedded Temporal server did not start; see ${path.join(home, 'logs', 'temporal-server.log')}`);
+        throw new Error(
+          `The embedded Temporal server did not start; see ${path.join(home, 'logs', 'temporal-server.log')}`,
+        );
       }
       await sleep(200);
     }
@@ -112,7 +115,10 @@ export async function ensureEmbeddedServer(home = dataHome()): Promise<EmbeddedS
  * A background worker for the embedded server, started if none is running. It inherits this
  * shell's environment (so `ANTHROPIC_API_KEY` set here reaches it) and logs under the data directory.
  */
-export async function ensureEmbeddedWorker(server: EmbeddedServer, home = dataHome()): Promise<{ pid: number; started: boolean }> {
+export async function ensureEmbeddedWorker(
+  server: EmbeddedServer,
+  home = dataHome(),
+): Promise<{ pid: number; started: boolean }> {
   return withLock(home, async () => {
     const known = readRecord(home, WORKER_RECORD);
     if (known && isProcessAlive(known.pid) && known.port === Number(server.address.split(':')[1])) {
@@ -124,7 +130,12 @@ export async function ensureEmbeddedWorker(server: EmbeddedServer, home = dataHo
     const child = spawn(process.execPath, [...process.execArgv, workerMain], {
       detached: true,
       stdio: ['ignore', log, log],
-      env: { ...process.env, TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: 'default', DURABLE_AGENT_HOME: home },
+      env: {
+        ...process.env,
+        TEMPORAL_ADDRESS: server.address,
+        TEMPORAL_NAMESPACE: 'default',
+        DURABLE_AGENT_HOME: home,
+      },
     });
     child.unref();
     fs.closeSync(log);

@@ -79,8 +79,7 @@ export async function follow(handle: JobHandle, out: Output, options: { pollMs?:
               `    durable-agent deny ${id} --reason "..."`,
           );
         }
-      }
-      else if (!warned) {
+      } else if (!warned) {
         warned = true;
         out.write('· no worker has answered for 10 s; is `durable-agent worker` running for this task queue?');
       }

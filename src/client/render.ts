@@ -56,7 +56,9 @@ export function formatUsage(usage: Terminal['usage']): string {
 export function formatTerminal(terminal: Terminal): string {
   const turns = `${terminal.turnCount} turn${terminal.turnCount === 1 ? '' : 's'}`;
   const detail = terminal.detail ? ` — ${terminal.detail}` : '';
-  const denials = (terminal.denials ?? []).map((d) => `\n  denied: ${d.toolName} [${d.toolUseId}] — ${d.reason}`).join('');
+  const denials = (terminal.denials ?? [])
+    .map((d) => `\n  denied: ${d.toolName} [${d.toolUseId}] — ${d.reason}`)
+    .join('');
   return `Terminal: ${terminal.reason} after ${turns}${detail}\n  ${formatUsage(terminal.usage)} · model ${terminal.model}${denials}`;
 }
 
@@ -70,7 +72,9 @@ export function formatSnapshot(id: string, snapshot: SessionSnapshot): string {
     lines.push(`  running: ${snapshot.runningTools.map((tool) => `${tool.name} (${tool.toolUseId})`).join(', ')}`);
   }
   for (const pending of snapshot.pendingApprovals ?? []) {
-    lines.push(`  waiting for approval: ${pending.toolName} ${clip(pending.input, 200)} [${pending.toolUseId}] — ${pending.reason}`);
+    lines.push(
+      `  waiting for approval: ${pending.toolName} ${clip(pending.input, 200)} [${pending.toolUseId}] — ${pending.reason}`,
+    );
   }
   if (snapshot.todos?.length) {
     const marks = { pending: '[ ]', in_progress: '[~]', completed: '[x]' } as const;

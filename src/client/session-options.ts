@@ -25,7 +25,8 @@ export interface RunFlags {
 
 export function parsePositiveInt(value: string, name = 'value'): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`${name} must be a whole number of 1 or more (got "${value}").`);
+  if (!Number.isInteger(n) || n < 1)
+    throw new InvalidArgumentError(`${name} must be a whole number of 1 or more (got "${value}").`);
   return n;
 }
 
@@ -34,7 +35,10 @@ export function parsePositiveInt(value: string, name = 'value'): number {
  * with what is wrong and how to fix it; no model call is made for a job that cannot run.
  */
 export function buildSessionInput(prompt: string, flags: RunFlags, env: NodeJS.ProcessEnv = process.env): SessionInput {
-  if (!prompt.trim()) throw new InvalidArgumentError('The prompt is empty: say what the agent should do, e.g. durable-agent run "Check the login module".');
+  if (!prompt.trim())
+    throw new InvalidArgumentError(
+      'The prompt is empty: say what the agent should do, e.g. durable-agent run "Check the login module".',
+    );
   const given = flags.cwd ?? process.cwd();
   const workspace = path.resolve(given);
   const stat = fs.statSync(workspace, { throwIfNoEntry: false });
@@ -69,9 +73,15 @@ export function buildSessionInput(prompt: string, flags: RunFlags, env: NodeJS.P
 
 function buildPermissions(flags: RunFlags): SessionPermissions | undefined {
   if (flags.permissionMode !== undefined && !isPermissionMode(flags.permissionMode)) {
-    throw new InvalidArgumentError(`--permission-mode "${flags.permissionMode}" is not one of ${PERMISSION_MODES.join(', ')}.`);
+    throw new InvalidArgumentError(
+      `--permission-mode "${flags.permissionMode}" is not one of ${PERMISSION_MODES.join(', ')}.`,
+    );
   }
-  if (flags.onApprovalTimeout !== undefined && flags.onApprovalTimeout !== 'deny' && flags.onApprovalTimeout !== 'allow') {
+  if (
+    flags.onApprovalTimeout !== undefined &&
+    flags.onApprovalTimeout !== 'deny' &&
+    flags.onApprovalTimeout !== 'allow'
+  ) {
     throw new InvalidArgumentError(`--on-approval-timeout must be deny or allow (got "${flags.onApprovalTimeout}").`);
   }
   const rules = { allow: flags.allow ?? [], ask: flags.ask ?? [], deny: flags.deny ?? [] };

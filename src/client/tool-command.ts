@@ -26,12 +26,20 @@ export interface ToolCommandOptions {
  * give the model. Returns the process exit status: 0 for a result, 1 for an error result, 2 when
  * the rules deny or would ask.
  */
-export async function runToolCommand(name: string, json: string, options: ToolCommandOptions, out: Output, err: Output): Promise<number> {
+export async function runToolCommand(
+  name: string,
+  json: string,
+  options: ToolCommandOptions,
+  out: Output,
+  err: Output,
+): Promise<number> {
   let input: unknown;
   try {
     input = JSON.parse(json);
   } catch (error) {
-    err.write(`The tool input is not valid JSON (${(error as Error).message}). Quote it for the shell, e.g. '{"file_path":"README.md"}'.`);
+    err.write(
+      `The tool input is not valid JSON (${(error as Error).message}). Quote it for the shell, e.g. '{"file_path":"README.md"}'.`,
+    );
     return 2;
   }
   const workspace = fs.realpathSync(path.resolve(options.cwd));

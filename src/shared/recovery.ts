@@ -14,9 +14,7 @@ export const MAX_OUTPUT_RECOVERY_PROMPT =
   'without apologising and without repeating what you already wrote. Split the remaining work into smaller steps.';
 
 export type MaxOutputDecision =
-  | { kind: 'escalate'; maxTokens: number }
-  | { kind: 'recover'; prompt: string }
-  | { kind: 'exhausted' };
+  { kind: 'escalate'; maxTokens: number } | { kind: 'recover'; prompt: string } | { kind: 'exhausted' };
 
 /**
  * A reply cut at the output limit with no tool_use: first retry the same request with a larger

@@ -90,13 +90,27 @@ export interface ResumeState {
 export type SessionEvent =
   | { seq: number; turn: number; kind: 'assistant_text'; text: string }
   | { seq: number; turn: number; kind: 'tool_call'; toolUseId: string; name: string; input: string }
-  | { seq: number; turn: number; kind: 'tool_result'; toolUseId: string; name: string; isError: boolean; preview: string }
+  | {
+      seq: number;
+      turn: number;
+      kind: 'tool_result';
+      toolUseId: string;
+      name: string;
+      isError: boolean;
+      preview: string;
+    }
   | { seq: number; turn: number; kind: 'notice'; text: string };
 
 export type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 export type NewSessionEvent = DistributiveOmit<SessionEvent, 'seq'>;
 
-export const SESSION_PHASES = ['starting', 'calling_model', 'running_tools', 'waiting_for_approval', 'finished'] as const;
+export const SESSION_PHASES = [
+  'starting',
+  'calling_model',
+  'running_tools',
+  'waiting_for_approval',
+  'finished',
+] as const;
 export type SessionPhase = (typeof SESSION_PHASES)[number];
 
 /** What the `snapshot` query returns: a live view of a running (or finished) job. */

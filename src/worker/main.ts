@@ -27,10 +27,14 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
         anthropic: anthropicFromEnv(env),
         storeDir: storeDir(env),
         ...(env.DURABLE_AGENT_STREAM_IDLE_MS ? { streamIdleMs: Number(env.DURABLE_AGENT_STREAM_IDLE_MS) } : {}),
-        ...(env.DURABLE_AGENT_TEST_CRASH_AFTER_JOURNAL ? { crashAfterJournal: env.DURABLE_AGENT_TEST_CRASH_AFTER_JOURNAL } : {}),
+        ...(env.DURABLE_AGENT_TEST_CRASH_AFTER_JOURNAL
+          ? { crashAfterJournal: env.DURABLE_AGENT_TEST_CRASH_AFTER_JOURNAL }
+          : {}),
       },
     });
-    console.error(`durable-agent worker polling ${target.address} (${target.namespace}), task queue ${worker.options.taskQueue}`);
+    console.error(
+      `durable-agent worker polling ${target.address} (${target.namespace}), task queue ${worker.options.taskQueue}`,
+    );
     await worker.run();
   } finally {
     await connection.close();

@@ -68,14 +68,14 @@ export async function agentSession(input: SessionInput): Promise<Terminal> {
     }
   } catch (error) {
     // Plain Temporal cancellation of the whole job lands here when no turn was running.
-    if (isCancellation(error)) return await finish(activities, control, state, 'aborted_streaming', 'workflow cancelled');
+    if (isCancellation(error))
+      return await finish(activities, control, state, 'aborted_streaming', 'workflow cancelled');
     throw error;
   }
 }
 
 type TurnStep =
-  | { kind: 'continue'; state: State }
-  | { kind: 'terminal'; state: State; reason: TerminalReason; detail?: string };
+  { kind: 'continue'; state: State } | { kind: 'terminal'; state: State; reason: TerminalReason; detail?: string };
 
 /** One iteration of the seed's `while (true)`. */
 async function runTurn(session: Session, state: State): Promise<TurnStep> {
@@ -125,7 +125,8 @@ async function runTurn(session: Session, state: State): Promise<TurnStep> {
     todos: tools.effects.todos,
     denials: tools.effects.denials,
   };
-  if (tools.aborted) return { kind: 'terminal', state: withResults, reason: 'aborted_tools', detail: control.abortDetail };
+  if (tools.aborted)
+    return { kind: 'terminal', state: withResults, reason: 'aborted_tools', detail: control.abortDetail };
 
   // Phase 5 happens at the start of the next turn (queued input joins the tool results).
   // Phase 6: the next State, if another turn is allowed.
@@ -188,11 +189,21 @@ function endOfTurn(session: Session, before: State, after: State, reply: CallMod
   if (control.inbox.length > 0) {
     const nextTurnCount = after.turnCount + 1;
     if (exceedsMaxTurns(nextTurnCount, control.maxTurns)) {
-      return { kind: 'terminal', state: after, reason: 'max_turns', detail: 'queued user input not sent: maxTurns reached' };
+      return {
+        kind: 'terminal',
+        state: after,
+        reason: 'max_turns',
+        detail: 'queued user input not sent: maxTurns reached',
+      };
     }
     return {
       kind: 'continue',
-      state: { ...after, turnCount: nextTurnCount, maxOutputTokensRecoveryCount: 0, transition: { reason: 'next_turn' } },
+      state: {
+        ...after,
+        turnCount: nextTurnCount,
+        maxOutputTokensRecoveryCount: 0,
+        transition: { reason: 'next_turn' },
+      },
     };
   }
   return { kind: 'terminal', state: after, reason: 'completed' };
@@ -229,12 +240,17 @@ async function callModelPhase(session: Session, state: State): Promise<ModelOutc
     return { kind: 'reply', reply };
   } catch (error) {
     if (isCancellation(error)) return { kind: 'aborted' };
-    const failure = error instanceof ActivityFailure && error.cause instanceof ApplicationFailure ? error.cause : undefined;
+    const failure =
+      error instanceof ActivityFailure && error.cause instanceof ApplicationFailure ? error.cause : undefined;
     const detail = failure?.message ?? (error instanceof Error ? error.message : String(error));
     if (failure?.type === MODEL_FAILURE_TYPES.overloadedFallback && canFallBack(session, state)) {
-      return { kind: 'fallback', detail: `Switched to ${session.input.fallbackModel} after repeated overload of ${state.model}` };
+      return {
+        kind: 'fallback',
+        detail: `Switched to ${session.input.fallbackModel} after repeated overload of ${state.model}`,
+      };
     }
-    if (failure?.type === MODEL_FAILURE_TYPES.promptTooLong) return { kind: 'failed', reason: 'prompt_too_long', detail };
+    if (failure?.type === MODEL_FAILURE_TYPES.promptTooLong)
+      return { kind: 'failed', reason: 'prompt_too_long', detail };
     if (error instanceof ActivityFailure) return { kind: 'failed', reason: 'model_error', detail };
     throw error;
   }

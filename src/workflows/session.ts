@@ -42,7 +42,10 @@ export async function prepareSession(
     control,
   };
   if (input.resume) {
-    return { kind: 'ready', session: { ...base, systemPromptRef: input.resume.systemPromptRef, permissions: input.resume.permissions } };
+    return {
+      kind: 'ready',
+      session: { ...base, systemPromptRef: input.resume.systemPromptRef, permissions: input.resume.permissions },
+    };
   }
   try {
     const { ref } = await activities.buildSystemPrompt({

@@ -72,7 +72,10 @@ export async function gateAndRun(toolUse: ToolUseBlock, ctx: GateContext): Promi
     // Retries exhausted: an infrastructure failure, not the model's. The model is told and the job
     // goes on, rather than dying with a tool_use unanswered.
     if (isCancellation(error) || !(error instanceof ActivityFailure)) throw error;
-    return { ...inline(toolUse.id, `Tool execution failed on the worker: ${error.cause?.message ?? error.message}`, true), ran: true };
+    return {
+      ...inline(toolUse.id, `Tool execution failed on the worker: ${error.cause?.message ?? error.message}`, true),
+      ran: true,
+    };
   }
   for (const update of result.fileStates ?? []) {
     if (update.state) ctx.effects.readFileState = { ...ctx.effects.readFileState, [update.key]: update.state };
@@ -110,19 +113,30 @@ async function askPerson(toolUse: ToolUseBlock, reason: string, ctx: GateContext
   control.approvals.set(toolUse.id, entry);
   const phaseBefore = control.phase;
   control.phase = 'waiting_for_approval';
-  control.record({ turn: control.turnCount(), kind: 'notice', text: `waiting for approval: ${toolUse.name} ${entry.request.input} (${reason})` });
+  control.record({
+    turn: control.turnCount(),
+    kind: 'notice',
+    text: `waiting for approval: ${toolUse.name} ${entry.request.input} (${reason})`,
+  });
   try {
     const timeout = ctx.settings?.approvalTimeoutMs;
     const isAnswered = () => entry.answer !== undefined;
     const answered = timeout === undefined ? (await condition(isAnswered), true) : await condition(isAnswered, timeout);
     if (!answered || !entry.answer) {
       const behavior = ctx.settings?.onApprovalTimeout ?? 'deny';
-      return { behavior, reason: `No approval answer within ${Math.round((timeout ?? 0) / 1000)} s; the configured default is ${behavior}.` };
+      return {
+        behavior,
+        reason: `No approval answer within ${Math.round((timeout ?? 0) / 1000)} s; the configured default is ${behavior}.`,
+      };
     }
     const { answer } = entry;
     if (answer.decision === 'allow') {
       if (answer.always) ctx.addAllowRule(suggestedRule);
-      control.record({ turn: control.turnCount(), kind: 'notice', text: `approved: ${toolUse.name}${answer.always ? ` (rule ${suggestedRule} added)` : ''}` });
+      control.record({
+        turn: control.turnCount(),
+        kind: 'notice',
+        text: `approved: ${toolUse.name}${answer.always ? ` (rule ${suggestedRule} added)` : ''}`,
+      });
       return { behavior: 'allow', reason: 'approved' };
     }
     control.record({ turn: control.turnCount(), kind: 'notice', text: `denied: ${toolUse.name}` });
@@ -136,7 +150,11 @@ async function askPerson(toolUse: ToolUseBlock, reason: string, ctx: GateContext
 function todoWrite(toolUse: ToolUseBlock, ctx: GateContext): GatedResult {
   const parsed = todoWriteTool.inputSchema.safeParse(toolUse.input, parseErrorOptions);
   if (!parsed.success) {
-    return inline(toolUse.id, formatInputValidationError(todoWriteTool.name, todoWriteTool.inputSchema, parsed.error.issues), true);
+    return inline(
+      toolUse.id,
+      formatInputValidationError(todoWriteTool.name, todoWriteTool.inputSchema, parsed.error.issues),
+      true,
+    );
   }
   ctx.effects.todos = parsed.data.todos;
   return inline(toolUse.id, TODO_WRITE_RESULT, false);

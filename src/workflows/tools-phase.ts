@@ -13,7 +13,11 @@ export interface ToolsPhaseOutcome {
 }
 
 /** Phase 4: every tool_use of the reply, gated by permissions, scheduled, results in request order. */
-export async function runToolsPhase(session: Session, state: State, toolUseBlocks: ToolUseBlock[]): Promise<ToolsPhaseOutcome> {
+export async function runToolsPhase(
+  session: Session,
+  state: State,
+  toolUseBlocks: ToolUseBlock[],
+): Promise<ToolsPhaseOutcome> {
   const { control, activities } = session;
   const turn = state.turnCount;
   const effects: TurnEffects = { readFileState: state.readFileState, todos: state.todos, denials: [...state.denials] };
@@ -36,7 +40,13 @@ export async function runToolsPhase(session: Session, state: State, toolUseBlock
         }),
       onStart: (toolUse) => {
         control.runningTools.set(toolUse.id, toolUse.name);
-        control.record({ turn, kind: 'tool_call', toolUseId: toolUse.id, name: toolUse.name, input: JSON.stringify(toolUse.input) });
+        control.record({
+          turn,
+          kind: 'tool_call',
+          toolUseId: toolUse.id,
+          name: toolUse.name,
+          input: JSON.stringify(toolUse.input),
+        });
       },
       onFinish: (toolUse, result, preview) => {
         control.runningTools.delete(toolUse.id);

@@ -143,7 +143,11 @@ export async function spawnWorkerProcess(options: {
 }
 
 /** Poll `check` until it returns a value, or fail after `timeoutMs`. */
-export async function waitFor<T>(check: () => Promise<T | undefined>, timeoutMs = 30_000, what = 'condition'): Promise<T> {
+export async function waitFor<T>(
+  check: () => Promise<T | undefined>,
+  timeoutMs = 30_000,
+  what = 'condition',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check().catch(() => undefined);

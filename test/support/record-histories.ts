@@ -9,8 +9,22 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { ScriptedSession } from '../../src/model-server';
 import type { SessionInput } from '../../src/shared/session';
-import { abortSignal, approvalSignal, setMaxTurnsSignal, snapshotQuery, userMessageSignal } from '../../src/workflows/definitions';
-import { ScriptedModelServer, makeWorkspace, sessionInput, startTemporal, startWorker, tempDir, uniqueTaskQueue } from './harness';
+import {
+  abortSignal,
+  approvalSignal,
+  setMaxTurnsSignal,
+  snapshotQuery,
+  userMessageSignal,
+} from '../../src/workflows/definitions';
+import {
+  ScriptedModelServer,
+  makeWorkspace,
+  sessionInput,
+  startTemporal,
+  startWorker,
+  tempDir,
+  uniqueTaskQueue,
+} from './harness';
 
 interface Scenario {
   name: string;
@@ -26,7 +40,12 @@ const files = {
   'notes.txt': 'version: 1\n',
 };
 
-const read = (id: string, file = 'src/auth/login.ts') => ({ type: 'tool_use' as const, id, name: 'Read', input: { file_path: file } });
+const read = (id: string, file = 'src/auth/login.ts') => ({
+  type: 'tool_use' as const,
+  id,
+  name: 'Read',
+  input: { file_path: file },
+});
 const bash = (id: string, command: string) => ({ type: 'tool_use' as const, id, name: 'Bash', input: { command } });
 const text = (value: string) => ({ type: 'text' as const, text: value });
 
@@ -37,7 +56,10 @@ const edit = (id: string, from: string, to: string) => ({
   input: { file_path: 'notes.txt', old_string: from, new_string: to },
 });
 
-async function approveWhenAsked(handle: WorkflowHandle, answers: Array<{ decision: 'allow' | 'deny'; always?: boolean }>) {
+async function approveWhenAsked(
+  handle: WorkflowHandle,
+  answers: Array<{ decision: 'allow' | 'deny'; always?: boolean }>,
+) {
   for (const answer of answers) {
     for (;;) {
       const snapshot = await handle.query(snapshotQuery);
@@ -61,7 +83,9 @@ const scenarios: Scenario[] = [
               type: 'tool_use',
               id: 'td1',
               name: 'TodoWrite',
-              input: { todos: [{ content: 'Bump the version', status: 'in_progress', activeForm: 'Bumping the version' }] },
+              input: {
+                todos: [{ content: 'Bump the version', status: 'in_progress', activeForm: 'Bumping the version' }],
+              },
             },
             read('n1', 'notes.txt'),
           ],
@@ -91,7 +115,12 @@ const scenarios: Scenario[] = [
     name: 'check-login',
     session: {
       replies: [
-        { content: [text('Searching.'), { type: 'tool_use', id: 't1', name: 'Grep', input: { pattern: 'login|auth', path: 'src' } }] },
+        {
+          content: [
+            text('Searching.'),
+            { type: 'tool_use', id: 't1', name: 'Grep', input: { pattern: 'login|auth', path: 'src' } },
+          ],
+        },
         { content: [read('t2')] },
         { content: [text('The login module only checks that the user name is not empty.')] },
       ],
@@ -105,12 +134,19 @@ const scenarios: Scenario[] = [
           content: [
             read('p1'),
             { type: 'tool_use', id: 'p2', name: 'Glob', input: { pattern: '**/*.ts' } },
-            { type: 'tool_use', id: 'p3', name: 'Edit', input: { file_path: 'notes.txt', old_string: 'version: 1', new_string: 'version: 2' } },
+            {
+              type: 'tool_use',
+              id: 'p3',
+              name: 'Edit',
+              input: { file_path: 'notes.txt', old_string: 'version: 1', new_string: 'version: 2' },
+            },
             bash('p4', 'exit 3'),
             read('p5', 'notes.txt'),
           ],
         },
-        { content: [{ type: 'tool_use', id: 'p6', name: 'NoSuchTool', input: {} }, read('p7', 42 as unknown as string)] },
+        {
+          content: [{ type: 'tool_use', id: 'p6', name: 'NoSuchTool', input: {} }, read('p7', 42 as unknown as string)],
+        },
         { content: [text('Done despite the errors.')] },
       ],
     },
@@ -149,7 +185,10 @@ const scenarios: Scenario[] = [
         { turn: 0, attempt: 2, kind: 'http', status: 529, errorType: 'overloaded_error' },
         { turn: 0, attempt: 3, kind: 'http', status: 529, errorType: 'overloaded_error' },
       ],
-      replies: [{ content: [text('Cut off mid-')], stop_reason: 'max_tokens' }, { content: [text('sentence, and done.')] }],
+      replies: [
+        { content: [text('Cut off mid-')], stop_reason: 'max_tokens' },
+        { content: [text('sentence, and done.')] },
+      ],
     },
   },
   {

@@ -23,7 +23,13 @@ function isDead(pid: number): boolean {
 
 beforeEach(async () => {
   workspace = await realpath(await mkdtemp(path.join(tmpdir(), 'tools-bash-')));
-  ctx = { workspace, signal: new AbortController().signal, heartbeat: () => undefined, readState: {}, readDenyRules: [] };
+  ctx = {
+    workspace,
+    signal: new AbortController().signal,
+    heartbeat: () => undefined,
+    readState: {},
+    readDenyRules: [],
+  };
 });
 afterEach(async () => {
   await rm(workspace, { recursive: true, force: true });

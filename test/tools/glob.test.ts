@@ -21,7 +21,13 @@ async function writeFiles(files: string[]): Promise<void> {
 
 beforeEach(async () => {
   workspace = await realpath(await mkdtemp(path.join(tmpdir(), 'tools-glob-')));
-  ctx = { workspace, signal: new AbortController().signal, heartbeat: () => undefined, readState: {}, readDenyRules: [] };
+  ctx = {
+    workspace,
+    signal: new AbortController().signal,
+    heartbeat: () => undefined,
+    readState: {},
+    readDenyRules: [],
+  };
 });
 afterEach(async () => {
   await rm(workspace, { recursive: true, force: true });

@@ -36,7 +36,13 @@ const FILES: Record<string, string> = {
 
 beforeEach(async () => {
   workspace = await realpath(await mkdtemp(path.join(tmpdir(), 'tools-grep-')));
-  ctx = { workspace, signal: new AbortController().signal, heartbeat: () => undefined, readState: {}, readDenyRules: [] };
+  ctx = {
+    workspace,
+    signal: new AbortController().signal,
+    heartbeat: () => undefined,
+    readState: {},
+    readDenyRules: [],
+  };
   const base = Date.now() / 1000 - 3600;
   for (const [i, [file, text]] of Object.entries(FILES).entries()) {
     await mkdir(path.dirname(path.join(workspace, file)), { recursive: true });

@@ -11,7 +11,13 @@ const read = async (input: unknown) => seen(await executeTool('Read', input, ctx
 
 beforeEach(async () => {
   workspace = await realpath(await mkdtemp(path.join(tmpdir(), 'tools-read-')));
-  ctx = { workspace, signal: new AbortController().signal, heartbeat: () => undefined, readState: {}, readDenyRules: [] };
+  ctx = {
+    workspace,
+    signal: new AbortController().signal,
+    heartbeat: () => undefined,
+    readState: {},
+    readDenyRules: [],
+  };
 });
 afterEach(async () => {
   await rm(workspace, { recursive: true, force: true });

@@ -21,7 +21,13 @@ beforeEach(async () => {
   await symlink(path.join(outside, 'secret.txt'), path.join(workspace, 'link-file'));
   await symlink(path.join(outside, 'not-yet.txt'), path.join(workspace, 'dangling'));
   await symlink(path.join(workspace, 'src', 'ok.txt'), path.join(workspace, 'inner-link'));
-  ctx = { workspace, signal: new AbortController().signal, heartbeat: () => undefined, readState: {}, readDenyRules: [] };
+  ctx = {
+    workspace,
+    signal: new AbortController().signal,
+    heartbeat: () => undefined,
+    readState: {},
+    readDenyRules: [],
+  };
 });
 afterEach(async () => {
   await rm(root, { recursive: true, force: true });

@@ -8,7 +8,10 @@ const REF_PATTERN = /^sha256:([0-9a-f]{64})$/;
 /** A ref that names no stored content, or content that fails its own hash. */
 export class ContentNotFoundError extends Error {
   override readonly name = 'ContentNotFoundError';
-  constructor(readonly ref: string, readonly root: string) {
+  constructor(
+    readonly ref: string,
+    readonly root: string,
+  ) {
     super(
       `Content ${ref} is not in the transcript store at ${root}. Workers of one job must share the store ` +
         `(set DURABLE_AGENT_HOME to the same directory, or a shared volume, on every worker).`,
@@ -24,7 +27,10 @@ export class ContentNotFoundError extends Error {
 export class FileContentStore {
   private readonly cache = new Map<ContentRef, unknown>();
 
-  constructor(readonly root: string, private readonly cacheLimit = 2_000) {}
+  constructor(
+    readonly root: string,
+    private readonly cacheLimit = 2_000,
+  ) {}
 
   async put(value: unknown): Promise<ContentRef> {
     const body = JSON.stringify(value);

@@ -23,7 +23,7 @@ export class TranscriptStore {
 
   async load(transcript: TranscriptRef): Promise<Message[]> {
     const segments: Segment[] = [];
-    for (let ref = transcript.head; ref !== null; ) {
+    for (let ref = transcript.head; ref !== null;) {
       const segment = await this.store.get<Segment>(ref);
       segments.push(segment);
       ref = segment.prev;

@@ -59,7 +59,9 @@ export async function executeTool(name: string, rawInput: unknown, ctx: ToolCont
   const definition = getToolDefinition(name);
   const run = RUNNERS.get(name);
   if (definition && !run) {
-    return toolError(`${name} is answered by the job itself (its list lives in the workflow State); it has no standalone run.`);
+    return toolError(
+      `${name} is answered by the job itself (its list lives in the workflow State); it has no standalone run.`,
+    );
   }
   if (!definition || !run) {
     const known = TOOL_DEFINITIONS.map((tool) => tool.name).join(', ');

@@ -16,7 +16,20 @@ interface Word {
   expands: boolean;
 }
 
-const SIMPLE_READ_ONLY = new Set(['ls', 'cat', 'head', 'tail', 'wc', 'pwd', 'echo', 'grep', 'which', 'sleep', 'true', 'false']);
+const SIMPLE_READ_ONLY = new Set([
+  'ls',
+  'cat',
+  'head',
+  'tail',
+  'wc',
+  'pwd',
+  'echo',
+  'grep',
+  'which',
+  'sleep',
+  'true',
+  'false',
+]);
 const GIT_READ_ONLY = new Set(['status', 'log', 'diff', 'show', 'branch']);
 const GIT_BRANCH_LIST_FLAGS = new Set([
   '-a',

@@ -4,7 +4,11 @@ import type { ToolDefinition } from '../tool-definition';
 const todoItemSchema = z.strictObject({
   content: z.string().min(1).max(2_000).describe('What needs doing, in the imperative ("Run the tests")'),
   status: z.enum(['pending', 'in_progress', 'completed']).describe('Where the item stands'),
-  activeForm: z.string().min(1).max(2_000).describe('The item in the present continuous, shown while it runs ("Running the tests")'),
+  activeForm: z
+    .string()
+    .min(1)
+    .max(2_000)
+    .describe('The item in the present continuous, shown while it runs ("Running the tests")'),
 });
 
 export type TodoItem = z.infer<typeof todoItemSchema>;

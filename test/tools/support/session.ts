@@ -13,7 +13,14 @@ export async function tempWorkspace(prefix: string): Promise<string> {
 
 /** A context with no file knowledge, for tools that do not need any. */
 export function plainContext(workspace: string, overrides: Partial<ToolContext> = {}): ToolContext {
-  return { workspace, signal: new AbortController().signal, heartbeat: () => undefined, readState: {}, readDenyRules: [], ...overrides };
+  return {
+    workspace,
+    signal: new AbortController().signal,
+    heartbeat: () => undefined,
+    readState: {},
+    readDenyRules: [],
+    ...overrides,
+  };
 }
 
 /** The outcome without its file-state updates, for tests that pin only what the model sees. */
