@@ -8,6 +8,7 @@ import type {
   RunToolInput,
 } from '../shared/activity-types';
 import { loadPermissionSettings } from './permission-settings';
+import { defaultBashEnv } from './tools';
 import { callModel } from './call-model';
 import { FileContentStore } from './store/content-store';
 import { TranscriptStore } from './store/transcript-store';
@@ -33,7 +34,7 @@ export function createActivities(deps: ActivityDeps) {
   const store = new FileContentStore(deps.storeDir);
   const transcripts = new TranscriptStore(store);
   const clock = deps.clock ?? (() => new Date());
-  const toolEnv = deps.toolEnv ?? withoutSecrets(process.env);
+  const toolEnv = deps.toolEnv ?? defaultBashEnv(process.env);
   return {
     callModel: (input: CallModelInput) =>
       callModel({ anthropic: deps.anthropic, store, transcripts, streamIdleMs: deps.streamIdleMs }, input),
@@ -54,11 +55,4 @@ export function createActivities(deps: ActivityDeps) {
       }
     },
   };
-}
-
-const SECRET_NAME = /(API_KEY|AUTH_TOKEN|_TOKEN|_SECRET|PASSWORD)$/i;
-
-/** The worker's environment without credentials, for commands the model runs. */
-export function withoutSecrets(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(env).filter(([name]) => !SECRET_NAME.test(name)));
 }

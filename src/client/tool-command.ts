@@ -1,8 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { loadPermissionSettings } from '../activities/permission-settings';
-import { executeTool } from '../activities/tools';
-import { withoutSecrets } from '../activities';
+import { defaultBashEnv, executeTool } from '../activities/tools';
 import type { ReadFileStates } from '../shared/file-state';
 import type { ToolResultBlock } from '../shared/messages';
 import { decidePermission, mergeRules } from '../shared/permissions';
@@ -70,7 +69,7 @@ export async function runToolCommand(
       workspace,
       signal: controller.signal,
       heartbeat: () => undefined,
-      env: withoutSecrets(process.env),
+      env: defaultBashEnv(process.env),
       readState,
       // As in a job: the tools re-check Read deny rules on real paths and on what a search finds.
       readDenyRules: rules.deny.filter((rule) => rule.trim().startsWith('Read(')),

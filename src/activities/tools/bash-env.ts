@@ -1,5 +1,11 @@
 /** Names that are always withheld from commands the model runs. */
-const SECRET_NAMES = new Set(['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'TEMPORAL_API_KEY']);
+const SECRET_NAMES = new Set([
+  'ANTHROPIC_API_KEY',
+  'ANTHROPIC_AUTH_TOKEN',
+  'TEMPORAL_API_KEY',
+  'PGPASSWORD',
+  'MYSQL_PWD',
+]);
 /** Suffixes that mark a credential by convention (GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY, ...). */
 const SECRET_SUFFIX = /(_API_KEY|_TOKEN|_SECRET|_SECRET_KEY|_SECRET_ACCESS_KEY|_PASSWORD)$/i;
 
