@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { loadScriptedSession } from '../src/model-server';
@@ -62,6 +63,41 @@ describe('agentSession', () => {
         'Grep',
         'Read',
       ]);
+    } finally {
+      worker.shutdown();
+      await done;
+      await server.close();
+    }
+  });
+
+  test('the system prompt describes the environment, includes CLAUDE.md and the appended text', async () => {
+    const server = await ScriptedModelServer.start({ replies: [{ content: [{ type: 'text', text: 'Noted.' }] }] });
+    const taskQueue = uniqueTaskQueue('system-prompt');
+    const { worker, done } = await startWorker(env, server, { taskQueue, storeDir: tempDir('store') });
+    try {
+      const workspace = makeWorkspace({ 'CLAUDE.md': 'Always run npm test before finishing.\n', 'a.txt': 'a\n' });
+      execFileSync('git', ['init', '-q', '-b', 'feature/login'], { cwd: workspace });
+      const terminal = (await env.client.workflow.execute('agentSession', {
+        taskQueue,
+        workflowId: `system-prompt-${Date.now()}`,
+        args: [sessionInput(workspace, { appendSystemPrompt: 'Answer in one sentence.' })],
+      })) as Terminal;
+      expect(terminal.reason).toBe('completed');
+      const body = server.requests[0]?.body as {
+        system: Array<{ text: string; cache_control?: unknown }>;
+        tools: Array<{ cache_control?: unknown }>;
+      };
+      const system = body.system.map((block) => block.text).join('\n');
+      expect(system).toContain(`Workspace: ${workspace}`);
+      expect(system).toContain(`Platform: ${process.platform}`);
+      expect(system).toMatch(/Date: \d{4}-\d{2}-\d{2}/);
+      expect(system).toContain('Git branch: feature/login');
+      expect(system).toContain('?? CLAUDE.md');
+      expect(system).toContain('Always run npm test before finishing.');
+      expect(system.trimEnd().endsWith('Answer in one sentence.')).toBe(true);
+      // Prompt-caching breakpoints on the system prompt and the tools.
+      expect(body.system.at(-1)?.cache_control).toEqual({ type: 'ephemeral' });
+      expect(body.tools.at(-1)?.cache_control).toEqual({ type: 'ephemeral' });
     } finally {
       worker.shutdown();
       await done;

@@ -58,7 +58,8 @@ export async function buildSystemPrompt(
 async function gitContext(workspace: string): Promise<string | undefined> {
   try {
     const options = { cwd: workspace, timeout: 10_000 };
-    const branch = (await run('git', ['rev-parse', '--abbrev-ref', 'HEAD'], options)).stdout.trim();
+    // --show-current also names the branch of a repository with no commits yet.
+    const branch = (await run('git', ['branch', '--show-current'], options)).stdout.trim() || '(detached HEAD)';
     const status = (await run('git', ['status', '--short'], options)).stdout.trim();
     const clipped = status.length > GIT_STATUS_LIMIT ? `${status.slice(0, GIT_STATUS_LIMIT)}\n… (status cut)` : status;
     return `Git branch: ${branch}\nGit status:\n${clipped || '(clean)'}`;
