@@ -91,10 +91,11 @@ export function buildProgram(): Command {
             stdoutOutput.write(jobId);
             return;
           }
-          printTerminal(
-            await follow(outcome.handle, flags.json ? { write: () => undefined } : stdoutOutput),
-            flags.json ?? false,
-          );
+          // At an interactive terminal a parked call is asked about here, as Claude Code asks.
+          const interactive = !flags.json && Boolean(process.stdin.isTTY && process.stdout.isTTY);
+          const approver = interactive ? (await import('./tty-approver')).ttyApprover : undefined;
+          const out = flags.json ? { write: () => undefined } : stdoutOutput;
+          printTerminal(await follow(outcome.handle, out, approver ? { approver } : {}), flags.json ?? false);
         });
       },
     );

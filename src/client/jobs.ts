@@ -4,7 +4,8 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { SessionInput } from '../shared/session';
 import type { Terminal } from '../shared/terminal';
-import { DEFAULT_TASK_QUEUE, snapshotQuery } from '../workflows/definitions';
+import type { PendingApproval } from '../shared/session';
+import { approvalSignal, DEFAULT_TASK_QUEUE, snapshotQuery } from '../workflows/definitions';
 import type { agentSession } from '../workflows/agent-session';
 import { EventPrinter } from './render';
 import type { Output } from './render';
@@ -47,11 +48,26 @@ export async function startOrAttach(
   }
 }
 
+/** What a person answered at the terminal; `skip` leaves the call to `approve`/`deny` elsewhere. */
+export type ApprovalChoice = 'allow' | 'always' | 'deny' | 'skip';
+
+/**
+ * Asks a person about one pending call. `signal` fires when the call was answered elsewhere (or the
+ * job ended), and the question must then be withdrawn.
+ */
+export type Approver = (pending: PendingApproval, signal: AbortSignal) => Promise<ApprovalChoice>;
+
+export interface FollowOptions {
+  pollMs?: number;
+  /** Ask about pending approvals here (an interactive terminal); without it, print the commands. */
+  approver?: Approver;
+}
+
 /**
  * Print a job's progress until it ends, then return its Terminal. Polls the snapshot query; a
  * job with no worker to answer gets one hint, not a hang in silence.
  */
-export async function follow(handle: JobHandle, out: Output, options: { pollMs?: number } = {}): Promise<Terminal> {
+export async function follow(handle: JobHandle, out: Output, options: FollowOptions = {}): Promise<Terminal> {
   const printer = new EventPrinter(out);
   let done: Terminal | undefined;
   let failure: unknown;
@@ -61,6 +77,7 @@ export async function follow(handle: JobHandle, out: Output, options: { pollMs?:
   );
   let warned = false;
   const announced = new Set<string>();
+  let asking: { toolUseId: string; controller: AbortController } | undefined;
   while (done === undefined && failure === undefined) {
     try {
       const snapshot = await Promise.race([
@@ -69,16 +86,16 @@ export async function follow(handle: JobHandle, out: Output, options: { pollMs?:
       ]);
       if (snapshot) {
         printer.print(snapshot.events);
-        for (const pending of snapshot.pendingApprovals ?? []) {
+        const pendingIds = new Set(snapshot.pendingApprovals.map((pending) => pending.toolUseId));
+        if (asking && !pendingIds.has(asking.toolUseId)) asking.controller.abort();
+        for (const pending of snapshot.pendingApprovals) {
           if (announced.has(pending.toolUseId)) continue;
           announced.add(pending.toolUseId);
-          const id = handle.workflowId;
-          out.write(
-            `  ⏸ ${pending.toolName} needs approval (${pending.reason}). From any shell:\n` +
-              `    durable-agent approve ${id}            # or --always to add ${pending.suggestedRule}\n` +
-              `    durable-agent deny ${id} --reason "..."`,
-          );
+          out.write(approvalHint(handle.workflowId, pending));
         }
+        const next = snapshot.pendingApprovals[0];
+        if (options.approver && !asking && next)
+          asking = ask(handle, next, options.approver, () => (asking = undefined));
       } else if (!warned) {
         warned = true;
         out.write('· no worker has answered for 10 s; is `durable-agent worker` running for this task queue?');
@@ -88,6 +105,7 @@ export async function follow(handle: JobHandle, out: Output, options: { pollMs?:
     }
     await Promise.race([result, sleep(options.pollMs ?? 300)]);
   }
+  asking?.controller.abort();
   if (failure !== undefined) throw failure;
   try {
     printer.print((await handle.query(snapshotQuery, printer.lastSeq)).events);
@@ -95,4 +113,35 @@ export async function follow(handle: JobHandle, out: Output, options: { pollMs?:
     // The final events are a courtesy; the Terminal below is what counts.
   }
   return done as Terminal;
+}
+
+function approvalHint(jobId: string, pending: PendingApproval): string {
+  return (
+    `  ⏸ ${pending.toolName} needs approval (${pending.reason}). From any shell:\n` +
+    `    durable-agent approve ${jobId}            # or --always to add ${pending.suggestedRule}\n` +
+    `    durable-agent deny ${jobId} --reason "..."`
+  );
+}
+
+/** Put one pending call to the approver and send its answer; withdrawn when answered elsewhere. */
+function ask(
+  handle: JobHandle,
+  pending: PendingApproval,
+  approver: Approver,
+  onSettled: () => void,
+): { toolUseId: string; controller: AbortController } {
+  const controller = new AbortController();
+  void approver(pending, controller.signal)
+    .then(async (choice) => {
+      if (controller.signal.aborted || choice === 'skip') return;
+      await handle.signal(approvalSignal, {
+        toolUseId: pending.toolUseId,
+        decision: choice === 'deny' ? 'deny' : 'allow',
+        always: choice === 'always',
+        ...(choice === 'deny' ? { reason: 'denied at the terminal' } : {}),
+      });
+    })
+    .catch(() => undefined)
+    .finally(onSettled);
+  return { toolUseId: pending.toolUseId, controller };
 }
