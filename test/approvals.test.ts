@@ -11,11 +11,11 @@ import {
   sessionInput,
   spawnWorkerProcess,
   startTemporal,
-  startWorker,
   tempDir,
   uniqueTaskQueue,
   waitFor,
 } from './support/harness';
+import { toolResultFor, withScriptedJob } from './support/jobs';
 
 const read = (id: string, file: string) => ({
   type: 'tool_use' as const,
@@ -42,18 +42,6 @@ const twoEdits: ScriptedSession = {
   ],
 };
 
-type Body = { messages: Array<{ role: string; content: unknown }> };
-const toolResultFor = (server: ScriptedModelServer, id: string): string => {
-  for (const request of server.requests) {
-    for (const message of (request.body as Body).messages) {
-      const blocks = Array.isArray(message.content) ? (message.content as Array<Record<string, unknown>>) : [];
-      const found = blocks.find((b) => b.type === 'tool_result' && b.tool_use_id === id);
-      if (found) return JSON.stringify(found);
-    }
-  }
-  return '';
-};
-
 describe('permissions and durable approvals', () => {
   let env: TestWorkflowEnvironment;
   beforeAll(async () => {
@@ -63,6 +51,7 @@ describe('permissions and durable approvals', () => {
     await env?.teardown();
   });
 
+  /** Run one job to its end; `drive` acts on it while it runs. */
   async function withJob(
     session: ScriptedSession,
     input: Parameters<typeof sessionInput>[1],
@@ -70,25 +59,11 @@ describe('permissions and durable approvals', () => {
     drive: (ids: { jobId: string; server: ScriptedModelServer; workspace: string }) => Promise<void> = async () =>
       undefined,
   ) {
-    const server = await ScriptedModelServer.start(session);
-    const taskQueue = uniqueTaskQueue('perm');
-    const { worker, done } = await startWorker(env, server, { taskQueue, storeDir: tempDir('store') });
-    const workspace = makeWorkspace(files);
-    const jobId = `perm-${Date.now()}-${Math.random().toString(16).slice(2, 8)}`;
-    try {
-      const handle = await env.client.workflow.start('agentSession', {
-        taskQueue,
-        workflowId: jobId,
-        args: [sessionInput(workspace, input)],
-      });
-      await drive({ jobId, server, workspace });
+    return withScriptedJob(env, 'perm', { session, input, files }, async ({ server, handle, workspace }) => {
+      await drive({ jobId: handle.workflowId, server, workspace });
       const terminal = (await handle.result()) as Terminal;
       return { terminal, server, workspace, handle };
-    } finally {
-      worker.shutdown();
-      await done;
-      await server.close();
-    }
+    });
   }
 
   const pendingOf = async (jobId: string) => {

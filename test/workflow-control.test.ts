@@ -3,131 +3,37 @@
  * signals, Temporal cancellation, the `snapshot` query, and the `maxTurns` limit. Real Temporal dev
  * server, in-process worker, the real Anthropic SDK against the scripted model server.
  */
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import type { WorkflowHandle } from '@temporalio/client';
 import { FileContentStore } from '../src/activities/store/content-store';
 import { TranscriptStore } from '../src/activities/store/transcript-store';
-import type { ScriptedBlock, ScriptedReply, ScriptedSession } from '../src/model-server';
+import type { ScriptedSession } from '../src/model-server';
 import type { Message } from '../src/shared/messages';
-import type { SessionInput, SessionSnapshot } from '../src/shared/session';
 import type { Terminal } from '../src/shared/terminal';
-import { abortSignal, setMaxTurnsSignal, snapshotQuery, userMessageSignal } from '../src/workflows/definitions';
+import { abortSignal, setMaxTurnsSignal, userMessageSignal } from '../src/workflows/definitions';
+import { waitFor } from './support/harness';
 import {
-  ScriptedModelServer,
-  makeWorkspace,
-  sessionInput,
-  startTemporal,
-  startWorker,
-  tempDir,
-  uniqueTaskQueue,
-  waitFor,
-} from './support/harness';
+  isAlive,
+  requestMessages,
+  scriptedJobSuite,
+  snapshot,
+  textReply as text,
+  toolUse,
+  waitForSnapshot,
+} from './support/jobs';
 
 // ---------------------------------------------------------------------------------------------
-// Helpers (kept in this file: each workflow-*.test.ts file stands alone)
-
-interface Job {
-  server: ScriptedModelServer;
-  handle: WorkflowHandle;
-  workspace: string;
-  storeDir: string;
-}
-
-type RequestMessage = { role: string; content: string | Array<Record<string, unknown>> };
-
-let env: TestWorkflowEnvironment;
-let jobCounter = 0;
-
-async function withJob(
-  name: string,
-  options: {
-    session: ScriptedSession;
-    files?: Record<string, string>;
-    fifos?: string[];
-    input?: Partial<SessionInput>;
-  },
-  body: (job: Job) => Promise<void>,
-): Promise<void> {
-  const server = await ScriptedModelServer.start({ name, ...options.session });
-  const taskQueue = uniqueTaskQueue(name);
-  const storeDir = tempDir('store');
-  let running: Awaited<ReturnType<typeof startWorker>> | undefined;
-  try {
-    running = await startWorker(env, server, { taskQueue, storeDir });
-    const workspace = makeWorkspace(options.files ?? {});
-    for (const fifo of options.fifos ?? []) execFileSync('mkfifo', [path.join(workspace, fifo)]);
-    const handle = await env.client.workflow.start('agentSession', {
-      taskQueue,
-      workflowId: `${name}-${process.pid}-${Date.now()}-${++jobCounter}`,
-      args: [sessionInput(workspace, options.input)],
-    });
-    await body({ server, handle, workspace, storeDir });
-  } finally {
-    running?.worker.shutdown();
-    await Promise.all([running?.done, server.close()]);
-  }
-}
-
-function toolUse(id: string, name: string, input: Record<string, unknown>): ScriptedBlock {
-  return { type: 'tool_use', id, name, input };
-}
-
-const text = (value: string): ScriptedReply => ({ content: [{ type: 'text', text: value }] });
-
-function requestMessages(server: ScriptedModelServer, index: number): RequestMessage[] {
-  const body = server.requests[index]?.body as { messages?: RequestMessage[] } | undefined;
-  if (!body?.messages) throw new Error(`no request ${index} (received ${server.requests.length})`);
-  return body.messages;
-}
-
-function snapshot(handle: WorkflowHandle, sinceSeq?: number): Promise<SessionSnapshot> {
-  return handle.query(snapshotQuery, sinceSeq);
-}
-
-async function waitForSnapshot(
-  handle: WorkflowHandle,
-  check: (s: SessionSnapshot) => boolean,
-  what: string,
-  timeoutMs = 30_000,
-): Promise<SessionSnapshot> {
-  return waitFor(
-    async () => {
-      const s = await snapshot(handle);
-      return check(s) ? s : undefined;
-    },
-    timeoutMs,
-    what,
-  );
-}
+// Helpers used only here (the shared ones are in support/jobs.ts)
 
 async function loadTranscript(storeDir: string, terminal: Terminal): Promise<Message[]> {
   const transcripts = new TranscriptStore(new FileContentStore(storeDir));
   return transcripts.load({ head: terminal.transcriptHead, messageCount: terminal.messageCount });
 }
 
-/** True while `pid` is a live process (a zombie counts as gone: it runs nothing). */
-function isAlive(pid: number): boolean {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-    return state !== 'Z' && state !== 'X';
-  } catch {
-    return false;
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
 
 describe('workflow: signals, query and limits', () => {
-  beforeAll(async () => {
-    env = await startTemporal();
-  });
-  afterAll(async () => {
-    await env?.teardown();
-  });
+  const { withJob } = scriptedJobSuite();
 
   describe('abort', () => {
     test('abort while the model call hangs ends the job promptly with aborted_streaming', async () => {

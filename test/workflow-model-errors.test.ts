@@ -4,78 +4,17 @@
  * Faults come from the scripted model server; the real Anthropic SDK talks to it.
  */
 import Anthropic from '@anthropic-ai/sdk';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import type { WorkflowHandle } from '@temporalio/client';
-import type { Worker } from '@temporalio/worker';
-import type { RecordedRequest, ScheduledFault, ScriptedReply, ScriptedSession } from '../src/model-server';
+import type { ScheduledFault, ScriptedReply, ScriptedSession } from '../src/model-server';
 import { ESCALATED_MAX_TOKENS, MAX_OUTPUT_RECOVERY_PROMPT, DEFAULT_MAX_TOKENS } from '../src/shared/recovery';
-import type { DistributiveOmit, SessionInput } from '../src/shared/session';
+import type { DistributiveOmit } from '../src/shared/session';
 import type { Terminal } from '../src/shared/terminal';
 import { createWorker } from '../src/worker/create-worker';
 import { snapshotQuery } from '../src/workflows/definitions';
-import {
-  ScriptedModelServer,
-  makeWorkspace,
-  sessionInput,
-  startTemporal,
-  startWorker,
-  tempDir,
-  uniqueTaskQueue,
-} from './support/harness';
+import type { ScriptedModelServer } from './support/harness';
+import { messagesOf, scriptedJobSuite, textReply as text } from './support/jobs';
 
 // ---------------------------------------------------------------------------------------------
-// Helpers (kept in this file: each workflow-*.test.ts file stands alone)
-
-interface Job {
-  server: ScriptedModelServer;
-  handle: WorkflowHandle;
-  /** When each request reached the server (ms since epoch), in arrival order. */
-  arrivals: number[];
-}
-
-type RequestMessage = { role: string; content: string | Array<Record<string, unknown>> };
-
-let env: TestWorkflowEnvironment;
-let jobCounter = 0;
-
-async function withJob(
-  name: string,
-  options: {
-    session: ScriptedSession;
-    files?: Record<string, string>;
-    input?: Partial<SessionInput>;
-    /** Build the worker yourself (e.g. with another API key); the default is the harness's. */
-    worker?: (server: ScriptedModelServer, taskQueue: string) => Promise<{ worker: Worker; done: Promise<void> }>;
-  },
-  body: (job: Job) => Promise<void>,
-): Promise<void> {
-  const server = await ScriptedModelServer.start({ name, ...options.session });
-  const taskQueue = uniqueTaskQueue(name);
-  // Timestamp every request as it arrives (the server records a request before answering it).
-  const arrivals: number[] = [];
-  const watch = setInterval(() => {
-    while (arrivals.length < server.requests.length) arrivals.push(Date.now());
-  }, 5);
-  let running: { worker: Worker; done: Promise<void> } | undefined;
-  try {
-    running = options.worker
-      ? await options.worker(server, taskQueue)
-      : await startWorker(env, server, { taskQueue, storeDir: tempDir('store') });
-    const workspace = makeWorkspace(options.files ?? { 'a.txt': 'alpha\n' });
-    const handle = await env.client.workflow.start('agentSession', {
-      taskQueue,
-      workflowId: `${name}-${process.pid}-${Date.now()}-${++jobCounter}`,
-      args: [sessionInput(workspace, options.input)],
-    });
-    await body({ server, handle, arrivals });
-  } finally {
-    clearInterval(watch);
-    running?.worker.shutdown();
-    await Promise.all([running?.done, server.close()]);
-  }
-}
-
-const text = (value: string): ScriptedReply => ({ content: [{ type: 'text', text: value }] });
+// Helpers used only here (the shared ones are in support/jobs.ts)
 
 const toolTurn = (id: string): ScriptedReply => ({
   content: [
@@ -85,12 +24,6 @@ const toolTurn = (id: string): ScriptedReply => ({
 });
 
 const attemptsOf = (server: ScriptedModelServer, turn: number) => server.requests.filter((r) => r.turn === turn);
-
-function messagesOf(request: RecordedRequest | undefined): RequestMessage[] {
-  const messages = (request?.body as { messages?: RequestMessage[] } | undefined)?.messages;
-  if (!messages) throw new Error('request has no messages');
-  return messages;
-}
 
 function fault(
   turn: number,
@@ -106,12 +39,8 @@ const overloaded = (turn: number, attempt: number) =>
 // ---------------------------------------------------------------------------------------------
 
 describe('workflow: model call failures', () => {
-  beforeAll(async () => {
-    env = await startTemporal();
-  });
-  afterAll(async () => {
-    await env?.teardown();
-  });
+  // Every job's workspace holds a.txt, and its requests are timestamped in `arrivals`.
+  const { withJob } = scriptedJobSuite({ files: { 'a.txt': 'alpha\n' }, recordArrivals: true });
 
   describe('errors that end the job', () => {
     test('400 invalid_request_error: model_error after exactly one attempt', async () => {
@@ -437,13 +366,13 @@ describe('workflow: model call failures', () => {
         'secrets',
         {
           session,
-          worker: async (server, taskQueue) => {
+          worker: async ({ env, server, taskQueue, storeDir }) => {
             const worker = await createWorker({
               connection: env.nativeConnection,
               taskQueue,
               activities: {
                 anthropic: () => new Anthropic({ apiKey, baseURL: server.url, maxRetries: 0 }),
-                storeDir: tempDir('store'),
+                storeDir,
                 streamIdleMs: 5_000,
               },
             });

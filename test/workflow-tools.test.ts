@@ -6,120 +6,27 @@
  * concurrency-safe) Bash command that blocks until the test writes to the pipe, so a test decides
  * when each call finishes and can see, through the `snapshot` query, which calls run at once.
  */
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import type { WorkflowHandle } from '@temporalio/client';
-import type { ScriptedBlock, ScriptedSession } from '../src/model-server';
-import type { SessionEvent, SessionInput, SessionSnapshot } from '../src/shared/session';
+import type { ScriptedSession } from '../src/model-server';
+import type { SessionEvent, SessionSnapshot } from '../src/shared/session';
 import type { Terminal } from '../src/shared/terminal';
-import { snapshotQuery } from '../src/workflows/definitions';
+import { waitFor } from './support/harness';
 import {
-  ScriptedModelServer,
-  makeWorkspace,
-  sessionInput,
-  startTemporal,
-  startWorker,
-  tempDir,
-  uniqueTaskQueue,
-  waitFor,
-} from './support/harness';
+  liveProcesses,
+  resultText,
+  scriptedJobSuite,
+  snapshot,
+  textReply,
+  toolResultsOf,
+  toolUse,
+  waitForSnapshot,
+} from './support/jobs';
 
 // ---------------------------------------------------------------------------------------------
-// Helpers (kept in this file: each workflow-*.test.ts file stands alone)
+// Helpers used only here (the shared ones are in support/jobs.ts)
 
-interface Job {
-  server: ScriptedModelServer;
-  handle: WorkflowHandle;
-  workspace: string;
-  storeDir: string;
-}
-
-type ToolResultJson = { type: 'tool_result'; tool_use_id: string; content: unknown; is_error?: boolean };
-type RequestMessage = { role: string; content: string | Array<Record<string, unknown>> };
-
-let env: TestWorkflowEnvironment;
-let jobCounter = 0;
-
-/** Start a worker, a scripted model and one job; always shut the worker and server down. */
-async function withJob(
-  name: string,
-  options: {
-    session: ScriptedSession;
-    files?: Record<string, string>;
-    /** Named pipes to create in the workspace before the job starts. */
-    fifos?: string[];
-    input?: Partial<SessionInput>;
-  },
-  body: (job: Job) => Promise<void>,
-): Promise<void> {
-  const server = await ScriptedModelServer.start({ name, ...options.session });
-  const taskQueue = uniqueTaskQueue(name);
-  const storeDir = tempDir('store');
-  let running: Awaited<ReturnType<typeof startWorker>> | undefined;
-  try {
-    running = await startWorker(env, server, { taskQueue, storeDir });
-    const workspace = makeWorkspace(options.files ?? {});
-    for (const fifo of options.fifos ?? []) execFileSync('mkfifo', [path.join(workspace, fifo)]);
-    const handle = await env.client.workflow.start('agentSession', {
-      taskQueue,
-      workflowId: `${name}-${process.pid}-${Date.now()}-${++jobCounter}`,
-      args: [sessionInput(workspace, options.input)],
-    });
-    await body({ server, handle, workspace, storeDir });
-  } finally {
-    running?.worker.shutdown();
-    await Promise.all([running?.done, server.close()]);
-  }
-}
-
-function toolUse(id: string, name: string, input: Record<string, unknown>): ScriptedBlock {
-  return { type: 'tool_use', id, name, input };
-}
-
-const finalReply = (text = 'All done.') => ({ content: [{ type: 'text' as const, text }] });
-
-/** The messages of the `index`-th request the model server received. */
-function requestMessages(server: ScriptedModelServer, index: number): RequestMessage[] {
-  const body = server.requests[index]?.body as { messages?: RequestMessage[] } | undefined;
-  if (!body?.messages) throw new Error(`no request ${index} (received ${server.requests.length})`);
-  return body.messages;
-}
-
-/** The tool_result blocks of the last user message of the `index`-th request, in order. */
-function toolResultsOf(server: ScriptedModelServer, index: number): ToolResultJson[] {
-  const last = requestMessages(server, index).at(-1);
-  expect(last?.role).toBe('user');
-  const content = Array.isArray(last?.content) ? last.content : [];
-  return content.filter((block) => block.type === 'tool_result') as unknown as ToolResultJson[];
-}
-
-function resultText(block: ToolResultJson | undefined): string {
-  if (!block) return '';
-  return typeof block.content === 'string' ? block.content : JSON.stringify(block.content);
-}
-
-function snapshot(handle: WorkflowHandle, sinceSeq?: number): Promise<SessionSnapshot> {
-  return handle.query(snapshotQuery, sinceSeq);
-}
-
-/** Poll the snapshot until `check` holds. */
-async function waitForSnapshot(
-  handle: WorkflowHandle,
-  check: (s: SessionSnapshot) => boolean,
-  what: string,
-  timeoutMs = 30_000,
-): Promise<SessionSnapshot> {
-  return waitFor(
-    async () => {
-      const s = await snapshot(handle);
-      return check(s) ? s : undefined;
-    },
-    timeoutMs,
-    what,
-  );
-}
+const finalReply = (text = 'All done.') => textReply(text);
 
 const runningIds = (s: SessionSnapshot) => s.runningTools.map((t) => t.toolUseId).sort();
 const hasResult = (s: SessionSnapshot, id: string) =>
@@ -138,33 +45,10 @@ async function release(fifo: string, text: string): Promise<void> {
   await fs.promises.writeFile(fifo, text);
 }
 
-/** Live (not zombie) processes whose command line contains `marker`. */
-function liveProcesses(marker: string): number[] {
-  const pids: number[] = [];
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    try {
-      const cmdline = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ');
-      if (!cmdline.includes(marker)) continue;
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-      if (state !== 'Z' && state !== 'X') pids.push(Number(entry));
-    } catch {
-      // the process ended while we looked
-    }
-  }
-  return pids;
-}
-
 // ---------------------------------------------------------------------------------------------
 
 describe('workflow: tool scheduling', () => {
-  beforeAll(async () => {
-    env = await startTemporal();
-  });
-  afterAll(async () => {
-    await env?.teardown();
-  });
+  const { withJob } = scriptedJobSuite();
 
   test('Read, Grep and Glob in one reply all run, start together, and answer in request order', async () => {
     const files = {

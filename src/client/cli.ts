@@ -33,10 +33,11 @@ function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
 }
 
-function printTerminal(terminal: Terminal, json: boolean): void {
+/** `followed`: the reply text was already printed as the job ran, so only the Terminal follows. */
+function printTerminal(terminal: Terminal, json: boolean, followed = false): void {
   if (json) stdoutOutput.write(JSON.stringify(terminal, null, 2));
   else {
-    if (terminal.finalText) stdoutOutput.write(`\n${terminal.finalText}`);
+    if (terminal.finalText && !followed) stdoutOutput.write(`\n${terminal.finalText}`);
     stdoutOutput.write(`\n${formatTerminal(terminal)}`);
   }
   process.exitCode = exitCodeFor(terminal);
@@ -95,7 +96,7 @@ export function buildProgram(): Command {
           const interactive = !flags.json && Boolean(process.stdin.isTTY && process.stdout.isTTY);
           const approver = interactive ? (await import('./tty-approver')).ttyApprover : undefined;
           const out = flags.json ? { write: () => undefined } : stdoutOutput;
-          printTerminal(await follow(outcome.handle, out, approver ? { approver } : {}), flags.json ?? false);
+          printTerminal(await follow(outcome.handle, out, approver ? { approver } : {}), flags.json ?? false, true);
         });
       },
     );
