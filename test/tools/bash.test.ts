@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { runBash } from '../../src/activities/tools/bash';
 import { defaultBashEnv, executeTool, type ToolContext } from '../../src/activities/tools/index';
+import { toolContext } from './support/context';
 
 let workspace: string;
 let ctx: ToolContext;
@@ -23,13 +24,7 @@ function isDead(pid: number): boolean {
 
 beforeEach(async () => {
   workspace = await realpath(await mkdtemp(path.join(tmpdir(), 'tools-bash-')));
-  ctx = {
-    workspace,
-    signal: new AbortController().signal,
-    heartbeat: () => undefined,
-    readState: {},
-    readDenyRules: [],
-  };
+  ctx = toolContext(workspace);
 });
 afterEach(async () => {
   await rm(workspace, { recursive: true, force: true });

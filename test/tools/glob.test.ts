@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, realpath, rm, utimes, writeFile } from 'node:fs/promise
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { executeTool, type ToolContext } from '../../src/activities/tools/index';
+import { toolContext } from './support/context';
 
 let workspace: string;
 let ctx: ToolContext;
@@ -21,13 +22,7 @@ async function writeFiles(files: string[]): Promise<void> {
 
 beforeEach(async () => {
   workspace = await realpath(await mkdtemp(path.join(tmpdir(), 'tools-glob-')));
-  ctx = {
-    workspace,
-    signal: new AbortController().signal,
-    heartbeat: () => undefined,
-    readState: {},
-    readDenyRules: [],
-  };
+  ctx = toolContext(workspace);
 });
 afterEach(async () => {
   await rm(workspace, { recursive: true, force: true });

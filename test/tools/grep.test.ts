@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, realpath, rm, utimes, writeFile } from 'node:fs/promise
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { executeTool, type ToolContext } from '../../src/activities/tools/index';
+import { toolContext } from './support/context';
 
 let workspace: string;
 let ctx: ToolContext;
@@ -36,13 +37,7 @@ const FILES: Record<string, string> = {
 
 beforeEach(async () => {
   workspace = await realpath(await mkdtemp(path.join(tmpdir(), 'tools-grep-')));
-  ctx = {
-    workspace,
-    signal: new AbortController().signal,
-    heartbeat: () => undefined,
-    readState: {},
-    readDenyRules: [],
-  };
+  ctx = toolContext(workspace);
   const base = Date.now() / 1000 - 3600;
   for (const [i, [file, text]] of Object.entries(FILES).entries()) {
     await mkdir(path.dirname(path.join(workspace, file)), { recursive: true });

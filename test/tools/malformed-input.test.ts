@@ -2,19 +2,14 @@ import { mkdtemp, readdir, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { executeTool, type ToolContext } from '../../src/activities/tools/index';
+import { toolContext } from './support/context';
 
 let workspace: string;
 let ctx: ToolContext;
 
 beforeEach(async () => {
   workspace = await realpath(await mkdtemp(path.join(tmpdir(), 'tools-bad-')));
-  ctx = {
-    workspace,
-    signal: new AbortController().signal,
-    heartbeat: () => undefined,
-    readState: {},
-    readDenyRules: [],
-  };
+  ctx = toolContext(workspace);
 });
 afterEach(async () => {
   await rm(workspace, { recursive: true, force: true });

@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { executeTool, type ToolContext } from '../../src/activities/tools/index';
+import { toolContext } from './support/context';
 import { runRead } from '../../src/activities/tools/read';
 import { seen } from './support/session';
 
@@ -11,13 +12,7 @@ const read = async (input: unknown) => seen(await executeTool('Read', input, ctx
 
 beforeEach(async () => {
   workspace = await realpath(await mkdtemp(path.join(tmpdir(), 'tools-read-')));
-  ctx = {
-    workspace,
-    signal: new AbortController().signal,
-    heartbeat: () => undefined,
-    readState: {},
-    readDenyRules: [],
-  };
+  ctx = toolContext(workspace);
 });
 afterEach(async () => {
   await rm(workspace, { recursive: true, force: true });

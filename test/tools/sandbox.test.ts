@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, readFile, realpath, rm, stat, symlink, writeFile } from
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { executeTool, resolveWorkspacePath, type ToolContext } from '../../src/activities/tools/index';
+import { toolContext } from './support/context';
 
 let root: string;
 let workspace: string;
@@ -21,13 +22,7 @@ beforeEach(async () => {
   await symlink(path.join(outside, 'secret.txt'), path.join(workspace, 'link-file'));
   await symlink(path.join(outside, 'not-yet.txt'), path.join(workspace, 'dangling'));
   await symlink(path.join(workspace, 'src', 'ok.txt'), path.join(workspace, 'inner-link'));
-  ctx = {
-    workspace,
-    signal: new AbortController().signal,
-    heartbeat: () => undefined,
-    readState: {},
-    readDenyRules: [],
-  };
+  ctx = toolContext(workspace);
 });
 afterEach(async () => {
   await rm(root, { recursive: true, force: true });
