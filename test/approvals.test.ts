@@ -15,20 +15,10 @@ import {
   uniqueTaskQueue,
   waitFor,
 } from './support/harness';
-import { toolResultFor, withScriptedJob } from './support/jobs';
+import { editCall, readCall, toolResultFor, withScriptedJob } from './support/jobs';
 
-const read = (id: string, file: string) => ({
-  type: 'tool_use' as const,
-  id,
-  name: 'Read',
-  input: { file_path: file },
-});
-const edit = (id: string, from: string, to: string) => ({
-  type: 'tool_use' as const,
-  id,
-  name: 'Edit',
-  input: { file_path: 'app.txt', old_string: from, new_string: to },
-});
+const read = readCall;
+const edit = (id: string, from: string, to: string) => editCall(id, 'app.txt', from, to);
 const text = (value: string) => ({ type: 'text' as const, text: value });
 
 /** Read app.txt, then edit it twice in two turns, then answer. */

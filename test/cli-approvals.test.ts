@@ -6,6 +6,7 @@ import type { ScriptedSession } from '../src/model-server';
 import type { SessionSnapshot } from '../src/shared/session';
 import type { Terminal } from '../src/shared/terminal';
 import { ScriptedModelServer, makeWorkspace, tempDir } from './support/harness';
+import { readCall, editCall } from './support/jobs';
 
 const root = path.join(__dirname, '..');
 
@@ -38,18 +39,8 @@ function cli(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
   });
 }
 
-const read = (id: string, file: string) => ({
-  type: 'tool_use' as const,
-  id,
-  name: 'Read',
-  input: { file_path: file },
-});
-const edit = (id: string, from: string, to: string) => ({
-  type: 'tool_use' as const,
-  id,
-  name: 'Edit',
-  input: { file_path: 'app.txt', old_string: from, new_string: to },
-});
+const read = readCall;
+const edit = (id: string, from: string, to: string) => editCall(id, 'app.txt', from, to);
 
 /**
  * One script for every job of this file (the background worker talks to one model server): read

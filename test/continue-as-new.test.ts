@@ -16,6 +16,7 @@ import {
   uniqueTaskQueue,
   waitFor,
 } from './support/harness';
+import { editCall, readCall, toolUse } from './support/jobs';
 
 type Block = Record<string, unknown>;
 type Body = { messages: Array<{ role: string; content: string | Block[] }> };
@@ -26,15 +27,8 @@ const todos = [
   { content: 'Upper-case the app', status: 'pending', activeForm: 'Upper-casing the app' },
 ];
 
-const toolUse = (id: string, name: string, input: Record<string, unknown>) => ({
-  type: 'tool_use' as const,
-  id,
-  name,
-  input,
-});
-const read = (id: string, file: string) => toolUse(id, 'Read', { file_path: file });
-const edit = (id: string, from: string, to: string) =>
-  toolUse(id, 'Edit', { file_path: 'app.txt', old_string: from, new_string: to });
+const read = readCall;
+const edit = (id: string, from: string, to: string) => editCall(id, 'app.txt', from, to);
 
 const OTHER_FILES = 8;
 const NOTE = 'Also mention the weather.';

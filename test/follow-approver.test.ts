@@ -15,13 +15,9 @@ import {
   tempDir,
   uniqueTaskQueue,
 } from './support/harness';
+import { editCall } from './support/jobs';
 
-const edit = (id: string, from: string, to: string) => ({
-  type: 'tool_use' as const,
-  id,
-  name: 'Edit',
-  input: { file_path: 'app.txt', old_string: from, new_string: to },
-});
+const edit = (id: string, from: string, to: string) => editCall(id, 'app.txt', from, to);
 const session: ScriptedSession = {
   replies: [
     { content: [{ type: 'tool_use', id: 'r1', name: 'Read', input: { file_path: 'app.txt' } }] },

@@ -17,6 +17,8 @@ export type JournalEntry =
  */
 export class ToolJournal {
   private readonly dir: string;
+  /** The folders exist: a call writes "started" then "completed", and checks once. */
+  private prepared = false;
 
   constructor(
     private readonly workspace: string,
@@ -36,8 +38,11 @@ export class ToolJournal {
   }
 
   async write(entry: JournalEntry): Promise<void> {
-    await ensureWorkspaceDataDir(this.workspace);
-    await mkdir(this.dir, { recursive: true });
+    if (!this.prepared) {
+      await ensureWorkspaceDataDir(this.workspace);
+      await mkdir(this.dir, { recursive: true });
+      this.prepared = true;
+    }
     const file = this.fileFor(entry.toolUseId);
     const temp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
     await writeFile(temp, JSON.stringify(entry));

@@ -135,6 +135,13 @@ export function toolUse(id: string, name: string, input: Record<string, unknown>
 }
 
 /** A reply made of one text block. */
+/** A Read of `file`, as the scripted model asks for it. */
+export const readCall = (id: string, file: string): ScriptedBlock => toolUse(id, 'Read', { file_path: file });
+
+/** An Edit of `file` replacing `from` with `to`. */
+export const editCall = (id: string, file: string, from: string, to: string): ScriptedBlock =>
+  toolUse(id, 'Edit', { file_path: file, old_string: from, new_string: to });
+
 export const textReply = (value: string): ScriptedReply => ({ content: [{ type: 'text', text: value }] });
 
 // ---------------------------------------------------------------------------------------------
