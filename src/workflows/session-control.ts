@@ -11,6 +11,14 @@ import type {
   SessionSnapshot,
   State,
 } from '../shared/session';
+import {
+  abortPayload,
+  approvalPayload,
+  maxTurnsPayload,
+  parsePayload,
+  sinceSeqPayload,
+  userMessagePayload,
+} from '../shared/signal-payloads';
 import { abortSignal, approvalSignal, setMaxTurnsSignal, snapshotQuery, userMessageSignal } from './definitions';
 
 /** How many progress events a job keeps in memory for `status`; older ones are dropped. */
@@ -56,23 +64,45 @@ export class SessionControl {
   }
 
   install(): void {
-    setHandler(abortSignal, (reason?: string) => {
+    // Any client can signal a job, so every payload is checked here: a handler that threw would
+    // fail the workflow task on every attempt and wedge the job. A bad payload becomes a notice.
+    setHandler(abortSignal, (...args: unknown[]) => {
+      const parsed = parsePayload('abort', abortPayload, args, 'no argument or a reason string');
+      // Stopping is what the sender wanted even when the reason is garbled; only the reason is dropped.
+      if (!parsed.ok) this.notice(`${parsed.notice}; aborting without a reason`);
       if (this.abortReason !== undefined) return;
-      this.abortReason = reason?.trim() || 'aborted by request';
+      this.abortReason = (parsed.ok ? parsed.value : undefined) || 'aborted by request';
       this.turnScope?.cancel();
     });
-    setHandler(setMaxTurnsSignal, (maxTurns: number) => {
-      // The CLI validates; a malformed signal from another client must not poison the loop.
-      if (Number.isInteger(maxTurns) && maxTurns > 0) {
-        this.maxTurns = maxTurns;
-        this.record({ turn: this.currentState().turnCount, kind: 'notice', text: `maxTurns set to ${maxTurns}` });
-      }
+    setHandler(setMaxTurnsSignal, (...args: unknown[]) => {
+      const parsed = parsePayload('setMaxTurns', maxTurnsPayload, args, 'a positive whole number, e.g. 20');
+      if (!parsed.ok) return this.notice(parsed.notice);
+      this.maxTurns = parsed.value;
+      this.notice(`maxTurns set to ${parsed.value}`);
     });
-    setHandler(userMessageSignal, (text: string) => {
-      if (typeof text === 'string' && text.trim() !== '') this.inbox.push(text);
+    setHandler(userMessageSignal, (...args: unknown[]) => {
+      const parsed = parsePayload('userMessage', userMessagePayload, args, 'the message as a JSON string');
+      if (!parsed.ok) return this.notice(parsed.notice);
+      this.inbox.push(parsed.value);
     });
-    setHandler(approvalSignal, (answer: ApprovalAnswer) => this.answerApproval(answer));
-    setHandler(snapshotQuery, (sinceSeq?: number) => this.snapshot(sinceSeq ?? 0));
+    setHandler(approvalSignal, (...args: unknown[]) => {
+      const parsed = parsePayload(
+        'approval',
+        approvalPayload,
+        args,
+        '{"decision":"allow"|"deny","toolUseId"?:string,"always"?:boolean,"reason"?:string}',
+      );
+      if (!parsed.ok) return this.notice(parsed.notice);
+      this.answerApproval(parsed.value);
+    });
+    setHandler(snapshotQuery, (...args: unknown[]) => {
+      const parsed = parsePayload('snapshot', sinceSeqPayload, args, 'no argument or a sequence number');
+      return this.snapshot(parsed.ok ? (parsed.value ?? 0) : 0);
+    });
+  }
+
+  private notice(text: string): void {
+    this.record({ turn: this.currentState().turnCount, kind: 'notice', text });
   }
 
   turnCount(): number {
@@ -111,17 +141,15 @@ export class SessionControl {
    */
   private answerApproval(answer: ApprovalAnswer): void {
     const waiting = [...this.approvals.values()].filter((entry) => entry.answer === undefined);
-    const target = answer?.toolUseId
+    const target = answer.toolUseId
       ? waiting.find((entry) => entry.request.toolUseId === answer.toolUseId)
       : waiting.length === 1
         ? waiting[0]
         : undefined;
-    if (!target || (answer.decision !== 'allow' && answer.decision !== 'deny')) {
-      this.record({
-        turn: this.currentState().turnCount,
-        kind: 'notice',
-        text: `approval answer ignored: ${answer?.toolUseId ? `no pending call ${answer.toolUseId}` : `${waiting.length} calls pending, name one`}`,
-      });
+    if (!target) {
+      this.notice(
+        `approval answer ignored: ${answer.toolUseId ? `no pending call ${answer.toolUseId}` : `${waiting.length} calls pending, name one`}`,
+      );
       return;
     }
     target.answer = answer;

@@ -1,0 +1,73 @@
+/**
+ * The payloads a running job accepts from outside, as zod schemas. Any Temporal client can signal
+ * a job (`temporal workflow signal --input ...`), so the workflow checks every payload itself: a
+ * handler that threw would fail the workflow task on every attempt and wedge the job for good.
+ * Pure and free of Node built-ins: the workflow bundle imports it, and so does the CLI.
+ */
+import { z } from 'zod';
+import type { ApprovalAnswer } from './session';
+
+/** Longest abort reason or approval reason kept; longer text is cut, not refused. */
+const REASON_CHARS = 2_000;
+
+const reason = z
+  .string()
+  .transform((text) => text.trim().slice(0, REASON_CHARS))
+  .describe('free text shown in the Terminal or to the model');
+
+/** `abort [reason]`: no argument, or a string. */
+export const abortPayload = z.union([z.undefined(), z.null().transform(() => undefined), reason]);
+
+/** `setMaxTurns n`: a positive integer. */
+export const maxTurnsPayload = z.number().int().positive().max(1_000_000);
+
+/** `userMessage text`: non-blank text. */
+export const userMessagePayload = z.string().refine((text) => text.trim() !== '', 'the message is blank');
+
+/** `approval {toolUseId?, decision, always?, reason?}`. */
+export const approvalPayload: z.ZodType<ApprovalAnswer> = z.strictObject({
+  toolUseId: z.string().min(1).optional(),
+  decision: z.enum(['allow', 'deny']),
+  always: z.boolean().optional(),
+  reason: reason.optional(),
+});
+
+/** `snapshot [sinceSeq]`: no argument, or a non-negative integer. */
+export const sinceSeqPayload = z.union([z.undefined(), z.null().transform(() => 0), z.number().int().nonnegative()]);
+
+/**
+ * Parse one payload. On failure the message says which signal, what was wrong and what a valid
+ * payload looks like, for the job's events (the sender may be a person with the temporal CLI).
+ */
+export function parsePayload<T>(
+  signal: string,
+  schema: z.ZodType<T>,
+  args: unknown[],
+  example: string,
+): { ok: true; value: T } | { ok: false; notice: string } {
+  if (args.length > 1) {
+    return {
+      ok: false,
+      notice: `${signal} signal ignored: it takes one argument, got ${args.length}; send ${example}`,
+    };
+  }
+  const parsed = schema.safeParse(args[0]);
+  if (parsed.success) return { ok: true, value: parsed.data };
+  const problems = parsed.error.issues
+    .map((issue) => (issue.path.length > 0 ? `${issue.path.join('.')}: ${issue.message}` : issue.message))
+    .join('; ');
+  return {
+    ok: false,
+    notice: `${signal} signal ignored: ${describe(args[0])} is not valid (${problems}); send ${example}`,
+  };
+}
+
+function describe(value: unknown): string {
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? String(value);
+  } catch {
+    text = String(value);
+  }
+  return text.length > 120 ? `${text.slice(0, 117)}...` : text;
+}

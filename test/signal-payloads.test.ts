@@ -1,0 +1,151 @@
+/**
+ * A signal can never wedge a job: the real `temporal` CLI, as an outside client, sends `null`,
+ * wrong types, missing fields and extra arguments to every signal of a parked job; the job keeps
+ * answering queries, notes each bad payload in its events, and then obeys a valid one.
+ */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { findTemporalBinary } from '../src/client/temporal-binary';
+import type { ScriptedSession } from '../src/model-server';
+import type { SessionSnapshot } from '../src/shared/session';
+import type { Terminal } from '../src/shared/terminal';
+import { abortPayload, approvalPayload, parsePayload } from '../src/shared/signal-payloads';
+import { startTemporal } from './support/harness';
+import { snapshot, textReply, toolUse, waitForSnapshot, withScriptedJob } from './support/jobs';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+
+const run = promisify(execFile);
+
+/** `temporal workflow signal` with each `--input` given as raw JSON, exactly as a person would type it. */
+async function cliSignal(address: string, workflowId: string, name: string, inputs: string[]): Promise<void> {
+  const args = ['workflow', 'signal', '--address', address, '--workflow-id', workflowId, '--name', name];
+  for (const input of inputs) args.push('--input', input);
+  await run(findTemporalBinary(), args, { timeout: 30_000 });
+}
+
+function notices(s: SessionSnapshot): string[] {
+  return s.events.filter((e) => e.kind === 'notice').map((e) => (e as { text: string }).text);
+}
+
+describe('signal payloads are validated in the workflow', () => {
+  let env: TestWorkflowEnvironment;
+  beforeAll(async () => {
+    env = await startTemporal();
+  });
+  afterAll(async () => {
+    await env?.teardown();
+  });
+
+  test('bad payloads to every signal are ignored with a notice; valid ones are obeyed', async () => {
+    const session: ScriptedSession = {
+      replies: [
+        { content: [toolUse('toolu_write', 'Write', { file_path: 'out.txt', content: 'approved\n' })] },
+        textReply('Written, and read your note.'),
+      ],
+    };
+    await withScriptedJob(
+      env,
+      'bad-signals',
+      { session, input: { permissions: { mode: 'default' } } },
+      async ({ handle, server }) => {
+        await waitForSnapshot(handle, (s) => s.pendingApprovals.length === 1, 'the Write to park');
+        const id = handle.workflowId;
+        const bad: Array<[string, string[]]> = [
+          ['approval', ['null']],
+          ['approval', ['"yes"']],
+          ['approval', ['42']],
+          ['approval', ['{}']],
+          ['approval', ['{"decision":"maybe"}']],
+          ['approval', ['{"decision":"allow","always":"yes"}']],
+          ['approval', ['{"decision":"allow","toolUseId":7}']],
+          ['approval', ['{"decision":"allow","surprise":true}']],
+          ['approval', ['{"decision":"allow"}', '{"decision":"deny"}']],
+          ['setMaxTurns', ['null']],
+          ['setMaxTurns', ['"5"']],
+          ['setMaxTurns', ['0']],
+          ['setMaxTurns', ['-3']],
+          ['setMaxTurns', ['2.5']],
+          ['setMaxTurns', ['{"n":5}']],
+          ['userMessage', ['null']],
+          ['userMessage', ['17']],
+          ['userMessage', ['"   "']],
+          ['userMessage', ['["a","b"]']],
+          ['userMessage', ['{"text":"hi"}']],
+        ];
+        for (const [name, inputs] of bad) await cliSignal(env.address, id, name, inputs);
+
+        const after = await waitForSnapshot(
+          handle,
+          (s) => notices(s).filter((t) => / signal ignored: /.test(t)).length === bad.length,
+          'a notice for every bad signal',
+        );
+        expect(after.pendingApprovals).toHaveLength(1);
+        expect(after.maxTurns).toBeUndefined();
+        expect(after.queuedUserMessages).toBe(0);
+        expect(notices(after)).toEqual(
+          expect.arrayContaining([
+            expect.stringMatching(/^approval signal ignored: null is not valid .*; send \{"decision"/),
+            expect.stringMatching(/^approval signal ignored: it takes one argument, got 2/),
+            expect.stringMatching(/^setMaxTurns signal ignored: "5" is not valid .*positive whole number/),
+            expect.stringMatching(/^userMessage signal ignored: " {3}" is not valid \(the message is blank\)/),
+          ]),
+        );
+
+        // The job was not wedged: valid signals from the same outside client are obeyed.
+        await cliSignal(env.address, id, 'setMaxTurns', ['10']);
+        await cliSignal(env.address, id, 'userMessage', ['"a note for later"']);
+        await cliSignal(env.address, id, 'approval', ['{"decision":"allow"}']);
+        const terminal = (await handle.result()) as Terminal;
+        expect(terminal.reason).toBe('completed');
+        expect(terminal.turnCount).toBe(2);
+        expect(server.requests).toHaveLength(2);
+        // The queued note joined the tool result in the second request.
+        expect(JSON.stringify(server.requests[1]?.body)).toContain('a note for later');
+        const final = await snapshot(handle);
+        expect(final.maxTurns).toBe(10);
+        expect(notices(final)).toContain('maxTurns set to 10');
+      },
+    );
+  });
+
+  test('an abort whose reason is not text still stops the job, without the reason', async () => {
+    const session: ScriptedSession = {
+      replies: [{ content: [toolUse('toolu_write', 'Write', { file_path: 'out.txt', content: 'x' })] }],
+    };
+    await withScriptedJob(
+      env,
+      'bad-abort',
+      { session, input: { permissions: { mode: 'default' } } },
+      async ({ handle }) => {
+        await waitForSnapshot(handle, (s) => s.pendingApprovals.length === 1, 'the Write to park');
+        await cliSignal(env.address, handle.workflowId, 'abort', ['{"why":1}']);
+        const terminal = (await handle.result()) as Terminal;
+        expect(terminal.reason).toBe('aborted_tools');
+        expect(terminal.detail).toBe('aborted by request');
+        const final = await snapshot(handle);
+        expect(notices(final)).toEqual(
+          expect.arrayContaining([expect.stringMatching(/^abort signal ignored: \{"why":1\} is not valid.*aborting/)]),
+        );
+      },
+    );
+  });
+});
+
+describe('parsePayload', () => {
+  test('keeps valid payloads and trims reasons', () => {
+    expect(parsePayload('abort', abortPayload, [], 'x')).toEqual({ ok: true, value: undefined });
+    expect(parsePayload('abort', abortPayload, [null], 'x')).toEqual({ ok: true, value: undefined });
+    expect(parsePayload('abort', abortPayload, ['  stop  '], 'x')).toEqual({ ok: true, value: 'stop' });
+    expect(parsePayload('approval', approvalPayload, [{ decision: 'deny', reason: ' no ' }], 'x')).toEqual({
+      ok: true,
+      value: { decision: 'deny', reason: 'no' },
+    });
+  });
+
+  test('a payload that cannot be printed still gets a notice', () => {
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    const parsed = parsePayload('approval', approvalPayload, [cyclic], 'x');
+    expect(parsed.ok).toBe(false);
+  });
+});
