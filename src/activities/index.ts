@@ -7,7 +7,9 @@ import type {
   PermissionSettings,
   RunToolInput,
 } from '../shared/activity-types';
-import { loadPermissionSettings } from './permission-settings';
+import { loadPermissionSettings, loadSettingsLayers } from './permission-settings';
+import type { LoadSettingsInput, LoadSettingsResult } from '../shared/activity-types';
+import os from 'node:os';
 import { defaultBashEnv } from './tools';
 import { callModel } from './call-model';
 import { FileContentStore } from './store/content-store';
@@ -42,6 +44,18 @@ export function createActivities(deps: ActivityDeps) {
     buildSystemPrompt: (input: BuildSystemPromptInput) => buildSystemPrompt({ store, clock }, input),
     commitTranscript: async (input: CommitTranscriptInput) =>
       transcripts.append(input.transcript, await transcripts.resolve(input.append)),
+    loadSettings: async (input: LoadSettingsInput): Promise<LoadSettingsResult> => {
+      const homeDir = os.homedir();
+      try {
+        return { layers: await loadSettingsLayers(input.workspace, { sources: input.sources, homeDir }), homeDir };
+      } catch (error) {
+        throw ApplicationFailure.create({
+          message: error instanceof Error ? error.message : String(error),
+          type: 'invalid_settings',
+          nonRetryable: true,
+        });
+      }
+    },
     loadPermissionSettings: async (input: { workspace: string }): Promise<PermissionSettings> => {
       try {
         return await loadPermissionSettings(input.workspace);

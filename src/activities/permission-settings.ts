@@ -8,6 +8,8 @@ import {
   type PermissionMode,
   type PermissionRules,
 } from '../shared/permissions';
+import { SETTING_SOURCES } from '../shared/settings-trust';
+import type { SettingSource, SettingsLayer } from '../shared/settings-trust';
 
 /**
  * Claude Code's project settings files, lowest precedence first. The local file is the user's
@@ -42,19 +44,59 @@ const settingsSchema = z.looseObject({ permissions: permissionsSchema.optional()
  * and the fix: a permission setting the user wrote must never be silently ignored.
  */
 export async function loadPermissionSettings(workspace: string): Promise<PermissionSettings> {
-  const sources: string[] = [];
-  const rules: Array<Partial<PermissionRules>> = [];
+  const layers = await loadSettingsLayers(workspace, { sources: ['project', 'local'] });
   let defaultMode: PermissionMode | undefined;
-  for (const relative of SETTINGS_FILES) {
-    const file = path.join(workspace, relative);
+  for (const layer of layers) if (layer.defaultMode !== undefined) defaultMode = layer.defaultMode;
+  return {
+    rules: mergeRules(...layers.map((layer) => layer.rules)),
+    ...(defaultMode !== undefined ? { defaultMode } : {}),
+    sources: layers.map((layer) => layer.file),
+  };
+}
+
+/** Where each setting source lives; `user` needs the home directory. */
+export function settingsFile(
+  source: SettingSource,
+  workspace: string,
+  homeDir: string | undefined,
+): string | undefined {
+  switch (source) {
+    case 'user':
+      return homeDir === undefined ? undefined : path.join(homeDir, '.claude', 'settings.json');
+    case 'project':
+      return path.join(workspace, SETTINGS_FILES[0]);
+    case 'local':
+      return path.join(workspace, SETTINGS_FILES[1]);
+  }
+}
+
+/**
+ * Read the settings files of the given sources, lowest precedence first (user, project, local),
+ * each validated as `loadPermissionSettings` does. Trust decisions are not made here: the workflow
+ * makes them on what this returns (`resolvePermissions`), so they replay deterministically.
+ */
+export async function loadSettingsLayers(
+  workspace: string,
+  options: { sources: readonly SettingSource[]; homeDir?: string },
+): Promise<SettingsLayer[]> {
+  const layers: SettingsLayer[] = [];
+  for (const source of SETTING_SOURCES) {
+    if (!options.sources.includes(source)) continue;
+    const file = settingsFile(source, workspace, options.homeDir);
+    if (file === undefined) continue;
     const text = await readSettingsFile(file);
     if (text === undefined) continue;
     const settings = parseSettings(file, text);
-    sources.push(file);
-    if (settings.rules) rules.push(settings.rules);
-    if (settings.defaultMode !== undefined) defaultMode = settings.defaultMode;
+    layers.push({
+      source,
+      file,
+      rules: settings.rules ?? {},
+      ...(settings.defaultMode !== undefined ? { defaultMode: settings.defaultMode } : {}),
+      ...(settings.additionalDirectories?.length ? { additionalDirectories: settings.additionalDirectories } : {}),
+      ...(settings.sandbox !== undefined ? { sandbox: settings.sandbox } : {}),
+    });
   }
-  return { rules: mergeRules(...rules), ...(defaultMode !== undefined ? { defaultMode } : {}), sources };
+  return layers;
 }
 
 async function readSettingsFile(file: string): Promise<string | undefined> {
@@ -76,7 +118,12 @@ async function readSettingsFile(file: string): Promise<string | undefined> {
 export function parseSettings(
   file: string,
   text: string,
-): { rules?: Partial<PermissionRules>; defaultMode?: PermissionMode } {
+): {
+  rules?: Partial<PermissionRules>;
+  defaultMode?: PermissionMode;
+  additionalDirectories?: string[];
+  sandbox?: unknown;
+} {
   let data: unknown;
   try {
     data = JSON.parse(text.replace(/^\uFEFF/, ''));
@@ -89,7 +136,8 @@ export function parseSettings(
     throw new Error(formatProblems(file, problems));
   }
   const permissions = parsed.data.permissions;
-  if (permissions === undefined) return {};
+  const sandbox = 'sandbox' in parsed.data ? { sandbox: parsed.data.sandbox } : {};
+  if (permissions === undefined) return sandbox;
 
   const problems: string[] = [];
   let defaultMode: PermissionMode | undefined;
@@ -109,7 +157,12 @@ export function parseSettings(
   };
   problems.push(...validateRules({ allow: rules.allow ?? [], ask: rules.ask ?? [], deny: rules.deny ?? [] }));
   if (problems.length > 0) throw new Error(formatProblems(file, problems));
-  return { rules, ...(defaultMode !== undefined ? { defaultMode } : {}) };
+  return {
+    rules,
+    ...(defaultMode !== undefined ? { defaultMode } : {}),
+    ...(permissions.additionalDirectories ? { additionalDirectories: permissions.additionalDirectories } : {}),
+    ...sandbox,
+  };
 }
 
 function formatProblems(file: string, problems: string[]): string {

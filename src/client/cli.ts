@@ -64,6 +64,16 @@ export function buildProgram(): Command {
     .option('--allow <rule>', 'allow rule, Claude Code syntax, e.g. "Bash(npm test:*)"; repeatable', collect, [])
     .option('--deny <rule>', 'deny rule, e.g. "Read(./secrets/**)"; repeatable', collect, [])
     .option('--ask <rule>', 'ask rule: always park for approval; repeatable', collect, [])
+    .option(
+      '--add-dir <dir>',
+      'another directory Read, Glob, Grep and read-only Bash may reach; repeatable',
+      collect,
+      [],
+    )
+    .option(
+      '--setting-sources <list>',
+      'settings files to read: comma-separated user, project, local (default all; CI: workspace files only add deny/ask)',
+    )
     .option('--approval-timeout <seconds>', 'give up waiting for approve/deny after this long', (v) =>
       parsePositiveInt(v, '--approval-timeout'),
     )
@@ -261,6 +271,7 @@ export function buildProgram(): Command {
           deny: permissions?.deny ?? [],
           ask: permissions?.ask ?? [],
           yes: flags.yes ?? false,
+          ...(permissions?.restrictWorkspace ? { restrictWorkspace: true } : {}),
         },
         stdoutOutput,
         { write: (line) => process.stderr.write(`${line}\n`) },

@@ -1,4 +1,5 @@
 import type { SessionEvent, SessionSnapshot } from '../shared/session';
+import type { PermissionSummary } from '../shared/settings-trust';
 import type { Terminal } from '../shared/terminal';
 
 /** Where the CLI writes; tests capture it. */
@@ -53,13 +54,23 @@ export function formatUsage(usage: Terminal['usage']): string {
   );
 }
 
+/** The mode in force and each rule with where it came from, one per line. */
+export function formatPermissions(summary: PermissionSummary, indent = '  '): string[] {
+  const lines = [`${indent}permission mode: ${summary.mode} (from ${summary.modeSource})`];
+  for (const origin of summary.rules) lines.push(`${indent}  ${origin.list} ${origin.rule} (from ${origin.source})`);
+  for (const dir of summary.additionalDirectories) lines.push(`${indent}  directory ${dir.path} (from ${dir.source})`);
+  for (const why of summary.ignored) lines.push(`${indent}  ignored: ${why}`);
+  return lines;
+}
+
 export function formatTerminal(terminal: Terminal): string {
   const turns = `${terminal.turnCount} turn${terminal.turnCount === 1 ? '' : 's'}`;
   const detail = terminal.detail ? ` — ${terminal.detail}` : '';
   const denials = (terminal.denials ?? [])
     .map((d) => `\n  denied: ${d.toolName} [${d.toolUseId}] — ${d.reason}`)
     .join('');
-  return `Terminal: ${terminal.reason} after ${turns}${detail}\n  ${formatUsage(terminal.usage)} · model ${terminal.model}${denials}`;
+  const permissions = terminal.permissions ? `\n${formatPermissions(terminal.permissions).join('\n')}` : '';
+  return `Terminal: ${terminal.reason} after ${turns}${detail}\n  ${formatUsage(terminal.usage)} · model ${terminal.model}${permissions}${denials}`;
 }
 
 export function formatSnapshot(id: string, snapshot: SessionSnapshot): string {
@@ -80,7 +91,8 @@ export function formatSnapshot(id: string, snapshot: SessionSnapshot): string {
     const marks = { pending: '[ ]', in_progress: '[~]', completed: '[x]' } as const;
     lines.push('  todos:', ...snapshot.todos.map((todo) => `    ${marks[todo.status]} ${todo.content}`));
   }
-  if (snapshot.permissionMode) lines.push(`  permission mode: ${snapshot.permissionMode}`);
+  if (snapshot.permissions && !snapshot.terminal) lines.push(...formatPermissions(snapshot.permissions));
+  else if (snapshot.permissionMode && !snapshot.terminal) lines.push(`  permission mode: ${snapshot.permissionMode}`);
   if (snapshot.queuedUserMessages > 0) lines.push(`  queued user messages: ${snapshot.queuedUserMessages}`);
   if (snapshot.lastAssistantText) lines.push(`  last reply: ${clip(snapshot.lastAssistantText, 300)}`);
   if (snapshot.terminal) lines.push(`  ${formatTerminal(snapshot.terminal).replace('\n', '\n  ')}`);

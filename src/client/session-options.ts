@@ -4,6 +4,8 @@ import { InvalidArgumentError } from 'commander';
 import { isPermissionMode, PERMISSION_MODES, validateRules } from '../shared/permissions';
 import type { SessionInput, SessionPermissions } from '../shared/session';
 import { getToolDefinition } from '../shared/tools';
+import { SETTING_SOURCES } from '../shared/settings-trust';
+import type { SettingSource } from '../shared/settings-trust';
 import { DEFAULT_MODEL } from './config';
 
 /** `run`'s flags, as commander hands them over. */
@@ -21,6 +23,30 @@ export interface RunFlags {
   ask?: string[];
   approvalTimeout?: number;
   onApprovalTimeout?: string;
+  /** Claude Code's `--setting-sources`: a comma-separated subset of user, project, local. */
+  settingSources?: string;
+  addDir?: string[];
+}
+
+/** `CI=true` (or 1): the run is a pipeline's, and nobody vets the workspace it checks out. */
+export function isCiEnvironment(env: NodeJS.ProcessEnv): boolean {
+  const value = env.CI?.trim().toLowerCase();
+  return value !== undefined && value !== '' && value !== 'false' && value !== '0';
+}
+
+function parseSettingSources(text: string | undefined): SettingSource[] | undefined {
+  if (text === undefined) return undefined;
+  const names = text
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean);
+  const unknown = names.filter((name) => !(SETTING_SOURCES as readonly string[]).includes(name));
+  if (unknown.length > 0) {
+    throw new InvalidArgumentError(
+      `--setting-sources: unknown source(s) ${unknown.join(', ')}; use a comma-separated list of ${SETTING_SOURCES.join(', ')} (e.g. --setting-sources user).`,
+    );
+  }
+  return [...new Set(names)] as SettingSource[];
 }
 
 export function parsePositiveInt(value: string, name = 'value'): number {
@@ -57,7 +83,8 @@ export function buildSessionInput(prompt: string, flags: RunFlags, env: NodeJS.P
     .filter(Boolean);
   const unknown = tools?.filter((name) => !getToolDefinition(name));
   if (unknown?.length) throw new InvalidArgumentError(`Unknown tool(s) in --tools: ${unknown.join(', ')}.`);
-  const permissions = buildPermissions(flags);
+  const settingSources = parseSettingSources(flags.settingSources);
+  const permissions = buildPermissions(flags, isCiEnvironment(env));
   return {
     prompt,
     workspace: stat ? fs.realpathSync(workspace) : workspace,
@@ -68,10 +95,11 @@ export function buildSessionInput(prompt: string, flags: RunFlags, env: NodeJS.P
     ...(flags.appendSystemPrompt ? { appendSystemPrompt: flags.appendSystemPrompt } : {}),
     ...(tools ? { tools } : {}),
     ...(permissions ? { permissions } : {}),
+    ...(settingSources ? { settingSources } : {}),
   };
 }
 
-function buildPermissions(flags: RunFlags): SessionPermissions | undefined {
+function buildPermissions(flags: RunFlags, ci: boolean): SessionPermissions | undefined {
   if (flags.permissionMode !== undefined && !isPermissionMode(flags.permissionMode)) {
     throw new InvalidArgumentError(
       `--permission-mode "${flags.permissionMode}" is not one of ${PERMISSION_MODES.join(', ')}.`,
@@ -87,8 +115,17 @@ function buildPermissions(flags: RunFlags): SessionPermissions | undefined {
   const rules = { allow: flags.allow ?? [], ask: flags.ask ?? [], deny: flags.deny ?? [] };
   const problems = validateRules(rules);
   if (problems.length > 0) throw new InvalidArgumentError(`Invalid permission rule(s):\n  ${problems.join('\n  ')}`);
+  const additionalDirectories = (flags.addDir ?? []).map((dir) => {
+    const absolute = path.resolve(dir);
+    if (!fs.statSync(absolute, { throwIfNoEntry: false })?.isDirectory()) {
+      throw new InvalidArgumentError(`--add-dir ${absolute} is not a directory.`);
+    }
+    return fs.realpathSync(absolute);
+  });
   const permissions: SessionPermissions = {
     ...(flags.permissionMode ? { mode: flags.permissionMode } : {}),
+    ...(additionalDirectories.length ? { additionalDirectories } : {}),
+    ...(ci ? { restrictWorkspace: true } : {}),
     ...(rules.allow.length ? { allow: rules.allow } : {}),
     ...(rules.ask.length ? { ask: rules.ask } : {}),
     ...(rules.deny.length ? { deny: rules.deny } : {}),

@@ -1,10 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadPermissionSettings } from '../activities/permission-settings';
+import os from 'node:os';
+import { loadSettingsLayers } from '../activities/permission-settings';
+import { resolvePermissions, SETTING_SOURCES } from '../shared/settings-trust';
 import { defaultBashEnv, executeTool } from '../activities/tools';
 import type { ReadFileStates } from '../shared/file-state';
 import type { ToolResultBlock } from '../shared/messages';
-import { decidePermission, mergeRules } from '../shared/permissions';
+import { decidePermission } from '../shared/permissions';
 import type { PermissionMode } from '../shared/permissions';
 import { fileStateKeysFor } from '../shared/tools';
 import type { Output } from './render';
@@ -17,6 +19,8 @@ export interface ToolCommandOptions {
   ask: string[];
   /** Run even when the rules say ask (there is nobody to ask in a one-shot call). */
   yes?: boolean;
+  /** CI: the workspace's settings files may only add deny and ask rules. */
+  restrictWorkspace?: boolean;
 }
 
 /**
@@ -42,13 +46,23 @@ export async function runToolCommand(
     return 2;
   }
   const workspace = fs.realpathSync(path.resolve(options.cwd));
-  const settings = await loadPermissionSettings(workspace);
-  const rules = mergeRules(settings.rules, { allow: options.allow, ask: options.ask, deny: options.deny });
-  const decision = decidePermission(name, input, {
-    mode: options.permissionMode ?? settings.defaultMode ?? 'default',
-    rules,
+  // The same trust rules as a job: a workspace file never grants bypassPermissions, and in CI it
+  // may only add deny and ask rules.
+  const homeDir = os.homedir();
+  const { context, summary } = resolvePermissions({
+    layers: await loadSettingsLayers(workspace, { sources: [...SETTING_SOURCES], homeDir }),
+    own: {
+      ...(options.permissionMode ? { mode: options.permissionMode } : {}),
+      allow: options.allow,
+      ask: options.ask,
+      deny: options.deny,
+      ...(options.restrictWorkspace ? { restrictWorkspace: true } : {}),
+    },
     workspace,
+    homeDir,
   });
+  for (const why of summary.ignored) err.write(`setting ignored: ${why}`);
+  const decision = decidePermission(name, input, context);
   err.write(`permission: ${decision.behavior} — ${decision.reason}`);
   if (decision.behavior === 'deny' || (decision.behavior === 'ask' && !options.yes)) {
     if (decision.behavior === 'ask') err.write('(a job would wait for `approve`; pass --yes to run it here)');
@@ -72,7 +86,7 @@ export async function runToolCommand(
       env: defaultBashEnv(process.env),
       readState,
       // As in a job: the tools re-check Read deny rules on real paths and on what a search finds.
-      readDenyRules: rules.deny.filter((rule) => rule.trim().startsWith('Read(')),
+      readDenyRules: context.rules.deny.filter((rule) => rule.trim().startsWith('Read(')),
     });
     const block: ToolResultBlock = {
       type: 'tool_result',

@@ -1,6 +1,7 @@
 import type { FileStateUpdate, ReadFileStates } from './file-state';
 import type { AssistantMessage, ToolUseBlock, Usage } from './messages';
 import type { PermissionMode, PermissionRules } from './permissions';
+import type { SettingSource, SettingsLayer } from './settings-trust';
 import type { ContentRef, PendingUserMessage, TranscriptRef } from './transcript';
 
 /**
@@ -64,6 +65,18 @@ export interface PermissionSettings {
   defaultMode?: PermissionMode;
   /** The settings files that were read, for the record. */
   sources: string[];
+}
+
+export interface LoadSettingsInput {
+  workspace: string;
+  sources: SettingSource[];
+}
+
+export interface LoadSettingsResult {
+  /** The settings files that exist, lowest precedence first. */
+  layers: SettingsLayer[];
+  /** The worker's home directory: where user settings and `~` rules point. */
+  homeDir: string;
 }
 
 export interface BuildSystemPromptInput {

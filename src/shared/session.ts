@@ -2,6 +2,7 @@ import type { ReadFileStates } from './file-state';
 import { emptyUsage } from './messages';
 import type { Usage } from './messages';
 import type { PermissionContext, PermissionMode } from './permissions';
+import type { SettingSource, PermissionSummary } from './settings-trust';
 import type { TodoItem } from './tools/todo-write';
 import type { Denial, Terminal, Transition } from './terminal';
 import { emptyTranscript } from './transcript';
@@ -41,6 +42,8 @@ export interface SessionInput {
   tools?: string[];
   timeouts?: Partial<SessionTimeouts>;
   permissions?: SessionPermissions;
+  /** Which settings files to read (Claude Code's `--setting-sources`); all three when absent. */
+  settingSources?: SettingSource[];
   /** Set only by continue-as-new: the State and bookkeeping to carry over. */
   resume?: ResumeState;
 }
@@ -51,6 +54,13 @@ export interface SessionPermissions {
   allow?: string[];
   ask?: string[];
   deny?: string[];
+  /** Directories besides the workspace that Read, Glob, Grep and read-only Bash may reach (`--add-dir`). */
+  additionalDirectories?: string[];
+  /**
+   * Nobody vets this workspace (CI): its settings files may only add deny and ask rules. Set by
+   * the CLI when `CI` is true.
+   */
+  restrictWorkspace?: boolean;
   /** How long a call waits for `approve`/`deny`; unset waits as long as it takes. */
   approvalTimeoutMs?: number;
   /** What an unanswered approval becomes when the timeout passes. */
@@ -80,6 +90,8 @@ export interface ResumeState {
   systemPromptRef: ContentRef;
   /** Mode and rules in force, including rules added by `approve --always`. */
   permissions?: PermissionContext;
+  /** Where the mode and each rule came from, for `status` and the Terminal. */
+  permissionSummary?: PermissionSummary;
   maxTurns: number | undefined;
   inbox: string[];
   events: SessionEvent[];
@@ -125,6 +137,8 @@ export interface SessionSnapshot {
   pendingApprovals: PendingApproval[];
   todos: TodoItem[];
   permissionMode: PermissionMode | undefined;
+  /** The mode in force and where it and each rule came from. */
+  permissions?: PermissionSummary;
   usage: Usage;
   queuedUserMessages: number;
   abortRequested: boolean;

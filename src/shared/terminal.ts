@@ -1,4 +1,5 @@
 import type { Usage } from './messages';
+import type { PermissionSummary } from './settings-trust';
 import type { TodoItem } from './tools/todo-write';
 
 /** Why the loop ended. Every ending is one of these (DESIGN.md invariant 5). */
@@ -56,4 +57,6 @@ export interface Terminal {
   /** Tool calls that were denied, by rule, mode or person. */
   denials: Denial[];
   todos: TodoItem[];
+  /** The permission mode in force and where it and each rule came from. */
+  permissions?: PermissionSummary;
 }

@@ -19,7 +19,9 @@ export function sessionActivities(timeouts: SessionTimeouts) {
       maximumAttempts: timeouts.modelRetryMaxAttempts,
     },
   });
-  const local = proxyActivities<Pick<Activities, 'buildSystemPrompt' | 'commitTranscript' | 'loadPermissionSettings'>>({
+  const local = proxyActivities<
+    Pick<Activities, 'buildSystemPrompt' | 'commitTranscript' | 'loadPermissionSettings' | 'loadSettings'>
+  >({
     startToCloseTimeout: 60_000,
     retry: { initialInterval: 1_000, maximumAttempts: 10 },
   });
@@ -36,6 +38,7 @@ export function sessionActivities(timeouts: SessionTimeouts) {
     buildSystemPrompt: local.buildSystemPrompt,
     commitTranscript: local.commitTranscript,
     loadPermissionSettings: local.loadPermissionSettings,
+    loadSettings: local.loadSettings,
     runTool: (...args: Parameters<Activities['runTool']>) => toolStub(args[0].toolUse.id).runTool(...args),
   };
 }

@@ -31,6 +31,7 @@ export async function finish(
     messageCount: transcript.messageCount,
     denials: state.denials,
     todos: state.todos,
+    ...(control.permissionSummary ? { permissions: control.permissionSummary } : {}),
   };
   return publish(control, state, terminal);
 }

@@ -1,6 +1,7 @@
 import { CancellationScope, setHandler } from '@temporalio/workflow';
 import type { Terminal } from '../shared/terminal';
 import type { PermissionMode } from '../shared/permissions';
+import type { PermissionSummary } from '../shared/settings-trust';
 import type {
   ApprovalAnswer,
   NewSessionEvent,
@@ -39,6 +40,7 @@ export class SessionControl {
   /** Calls waiting for a person, by tool_use_id, with the answer once it came. */
   readonly approvals = new Map<string, { request: PendingApproval; answer?: ApprovalAnswer }>();
   permissionMode: PermissionMode | undefined;
+  permissionSummary: PermissionSummary | undefined;
   terminal: Terminal | undefined;
   private events: SessionEvent[];
   /**
@@ -61,6 +63,7 @@ export class SessionControl {
     this.inbox = resume ? [...resume.inbox] : [];
     this.events = resume ? [...resume.events] : [];
     this.nextSeq = resume ? resume.nextSeq : 1;
+    this.permissionSummary = resume?.permissionSummary;
   }
 
   install(): void {
@@ -166,8 +169,14 @@ export class SessionControl {
   }
 
   /** What continue-as-new carries over besides the State itself. */
-  carryOver(): Pick<ResumeState, 'maxTurns' | 'inbox' | 'events' | 'nextSeq'> {
-    return { maxTurns: this.maxTurns, inbox: [...this.inbox], events: this.events.slice(-100), nextSeq: this.nextSeq };
+  carryOver(): Pick<ResumeState, 'maxTurns' | 'inbox' | 'events' | 'nextSeq' | 'permissionSummary'> {
+    return {
+      maxTurns: this.maxTurns,
+      inbox: [...this.inbox],
+      events: this.events.slice(-100),
+      nextSeq: this.nextSeq,
+      ...(this.permissionSummary ? { permissionSummary: this.permissionSummary } : {}),
+    };
   }
 
   private snapshot(sinceSeq: number): SessionSnapshot {
@@ -182,6 +191,7 @@ export class SessionControl {
       pendingApprovals: [...this.approvals.values()].filter((e) => e.answer === undefined).map((e) => e.request),
       todos: state.todos,
       permissionMode: this.permissionMode,
+      ...(this.permissionSummary ? { permissions: this.permissionSummary } : {}),
       usage: state.usage,
       queuedUserMessages: this.inbox.length,
       abortRequested: this.abortRequested,

@@ -1,5 +1,6 @@
 import { ActivityFailure, patched } from '@temporalio/workflow';
 import { mergeRules } from '../shared/permissions';
+import { resolvePermissions, SETTING_SOURCES } from '../shared/settings-trust';
 import type { PermissionContext } from '../shared/permissions';
 import { DEFAULT_MAX_TOKENS } from '../shared/recovery';
 import type { SessionInput } from '../shared/session';
@@ -54,7 +55,19 @@ export async function prepareSession(
       appendSystemPrompt: input.appendSystemPrompt,
     });
     let permissions: PermissionContext | undefined;
-    if (patched('permission-settings')) {
+    if (patched('setting-sources')) {
+      // User, project and local settings as Claude Code reads them; what a workspace file may
+      // grant is decided here, in replayable code, not in the activity that read the files.
+      const { layers, homeDir } = await activities.loadSettings({
+        workspace: input.workspace,
+        sources: input.settingSources ?? [...SETTING_SOURCES],
+      });
+      const resolved = resolvePermissions({ layers, own: input.permissions, workspace: input.workspace, homeDir });
+      permissions = resolved.context;
+      control.permissionSummary = resolved.summary;
+      for (const why of resolved.summary.ignored)
+        control.record({ turn: 1, kind: 'notice', text: `setting ignored: ${why}` });
+    } else if (patched('permission-settings')) {
       const settings = await activities.loadPermissionSettings({ workspace: input.workspace });
       const own = input.permissions;
       permissions = {

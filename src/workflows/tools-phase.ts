@@ -33,6 +33,13 @@ export async function runToolsPhase(
             if (!session.permissions) return;
             const rules = session.permissions.rules;
             session.permissions = { ...session.permissions, rules: { ...rules, allow: [...rules.allow, rule] } };
+            const summary = control.permissionSummary;
+            if (summary) {
+              control.permissionSummary = {
+                ...summary,
+                rules: [...summary.rules, { list: 'allow', rule, source: 'approve --always' }],
+              };
+            }
           },
           settings: session.input.permissions,
           runTool: activities.runTool,
