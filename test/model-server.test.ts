@@ -148,6 +148,163 @@ describe('streaming', () => {
   });
 });
 
+/** Every raw event of a streamed reply, as `messages.create({ stream: true })` yields them. */
+async function rawEvents(client: Anthropic, messages = hello): Promise<Anthropic.RawMessageStreamEvent[]> {
+  const raw = await client.messages.create({ model: MODEL, max_tokens: 100, messages, stream: true });
+  const events: Anthropic.RawMessageStreamEvent[] = [];
+  for await (const event of raw) events.push(event);
+  return events;
+}
+
+describe('stop reasons', () => {
+  it('refusal: stop_details arrives with the stop_reason on message_delta, defaulting to null fields', async () => {
+    const details = { type: 'refusal' as const, category: 'cyber', explanation: 'This could enable cyber harm.' };
+    const server = await startServer({
+      replies: [
+        { content: [{ type: 'text', text: 'Hello..' }], stop_reason: 'refusal', stop_details: details },
+        { content: [{ type: 'text', text: 'Hello..' }], stop_reason: 'refusal' },
+      ],
+    });
+    const client = clientFor(server);
+    const message = await client.messages.stream({ model: MODEL, max_tokens: 100, messages: hello }).finalMessage();
+    expect(message.stop_reason).toBe('refusal');
+    expect(message.stop_details).toEqual(details);
+    expect(message.content).toEqual([{ type: 'text', text: 'Hello..' }]);
+
+    const events = await rawEvents(client);
+    expect(events[0]).toMatchObject({ message: { stop_reason: null, stop_details: null } });
+    expect(events.find((e) => e.type === 'message_delta')).toMatchObject({
+      delta: { stop_reason: 'refusal', stop_details: details },
+    });
+
+    const next: Anthropic.MessageParam[] = [
+      ...hello,
+      { role: 'assistant', content: 'x' },
+      { role: 'user', content: 'y' },
+    ];
+    const bare = await client.messages.create({ model: MODEL, max_tokens: 100, messages: next });
+    expect(bare.stop_details).toEqual({ type: 'refusal', category: null, explanation: null });
+  });
+
+  it('pause_turn and model_context_window_exceeded stream like any reply, stop_details null', async () => {
+    const server = await startServer({
+      replies: [
+        { content: [{ type: 'text', text: 'Still searching.' }], stop_reason: 'pause_turn' },
+        { content: [{ type: 'text', text: 'The window is full' }], stop_reason: 'model_context_window_exceeded' },
+      ],
+    });
+    const client = clientFor(server);
+    const paused = await client.messages.stream({ model: MODEL, max_tokens: 100, messages: hello }).finalMessage();
+    expect(paused.stop_reason).toBe('pause_turn');
+    expect(paused.stop_details).toBeNull();
+    expect(paused.content).toEqual([{ type: 'text', text: 'Still searching.' }]);
+
+    // pause_turn is continued by sending the reply back as the final message, as is.
+    const continued = await client.messages
+      .stream({ model: MODEL, max_tokens: 100, messages: [...hello, { role: 'assistant', content: paused.content }] })
+      .finalMessage();
+    expect(continued.stop_reason).toBe('model_context_window_exceeded');
+    expect(continued.content).toEqual([{ type: 'text', text: 'The window is full' }]);
+  });
+
+  it('a tool_use cut by max_tokens streams its partial JSON, closes the block, then says max_tokens', async () => {
+    const input = {
+      file_path: 'src/app.ts',
+      edits: [
+        { old_string: 'alpha', new_string: 'beta' },
+        { old_string: 'gamma', new_string: 'delta' },
+      ],
+    };
+    const json = JSON.stringify(input);
+    const partial_json = json.slice(0, json.indexOf('{"old_string":"gamma"') + '{"old_str'.length);
+    const server = await startServer({
+      replies: [
+        {
+          content: [
+            { type: 'text', text: 'Applying both edits.' },
+            { type: 'tool_use', id: 'toolu_cut', name: 'MultiEdit', input, partial_json },
+          ],
+          stop_reason: 'max_tokens',
+        },
+      ],
+    });
+    const client = clientFor(server);
+
+    const events = await rawEvents(client);
+    const types = events.map((e) => (e.type === 'content_block_delta' ? `delta:${e.index}` : e.type));
+    expect(types.slice(-4)).toEqual(['delta:1', 'content_block_stop', 'message_delta', 'message_stop']);
+    const partials = events.flatMap((e) =>
+      e.type === 'content_block_delta' && e.delta.type === 'input_json_delta' ? [e.delta.partial_json] : [],
+    );
+    expect(partials.join('')).toBe(partial_json);
+    expect(events.find((e) => e.type === 'message_delta')).toMatchObject({ delta: { stop_reason: 'max_tokens' } });
+
+    // What the SDK makes of it: its partial-JSON parser keeps the first edit and an empty second.
+    const message = await client.messages.stream({ model: MODEL, max_tokens: 100, messages: hello }).finalMessage();
+    expect(message.stop_reason).toBe('max_tokens');
+    expect(message.content[1]).toEqual({
+      type: 'tool_use',
+      id: 'toolu_cut',
+      name: 'MultiEdit',
+      input: { file_path: 'src/app.ts', edits: [{ old_string: 'alpha', new_string: 'beta' }, {}] },
+    });
+  });
+
+  it('a Bash call cut before its timeout reaches the SDK without one', async () => {
+    const input = { command: 'npm test', timeout: 600000 };
+    const server = await startServer({
+      replies: [
+        {
+          content: [
+            { type: 'tool_use', id: 'toolu_bash', name: 'Bash', input, partial_json: '{"command":"npm test","tim' },
+          ],
+          stop_reason: 'max_tokens',
+        },
+        {
+          content: [{ type: 'tool_use', id: 'toolu_empty', name: 'Bash', input, partial_json: '' }],
+          stop_reason: 'model_context_window_exceeded',
+        },
+      ],
+    });
+    const client = clientFor(server);
+    const cut = await client.messages.stream({ model: MODEL, max_tokens: 100, messages: hello }).finalMessage();
+    expect(cut.content).toEqual([{ type: 'tool_use', id: 'toolu_bash', name: 'Bash', input: { command: 'npm test' } }]);
+
+    // Cut before the first byte of input: the SDK shows an empty object.
+    const next: Anthropic.MessageParam[] = [
+      ...hello,
+      { role: 'assistant', content: 'x' },
+      { role: 'user', content: 'y' },
+    ];
+    const empty = await client.messages.stream({ model: MODEL, max_tokens: 100, messages: next }).finalMessage();
+    expect(empty.stop_reason).toBe('model_context_window_exceeded');
+    expect(empty.content).toEqual([{ type: 'tool_use', id: 'toolu_empty', name: 'Bash', input: {} }]);
+  });
+
+  it('refuses scripts the API could not produce', async () => {
+    const cutBlock = { type: 'tool_use' as const, id: 't1', name: 'Bash', input: {}, partial_json: '{"comm' };
+    await expect(
+      ScriptedModelServer.start({
+        replies: [{ content: [cutBlock, { type: 'text', text: 'after' }], stop_reason: 'max_tokens' }],
+      }),
+    ).rejects.toThrow(/replies\.0\.content\.0\.partial_json: only the last block of a reply can be cut off/);
+    await expect(ScriptedModelServer.start({ replies: [{ content: [cutBlock] }] })).rejects.toThrow(
+      /replies\.0\.stop_reason: a reply cut inside a tool_use needs stop_reason/,
+    );
+    await expect(
+      ScriptedModelServer.start({
+        replies: [
+          {
+            content: [{ type: 'text', text: 'x' }],
+            stop_reason: 'end_turn',
+            stop_details: { type: 'refusal', category: null, explanation: null },
+          },
+        ],
+      }),
+    ).rejects.toThrow(/replies\.0\.stop_details: stop_details needs stop_reason 'refusal'/);
+  });
+});
+
 describe('non-streaming', () => {
   it('answers messages.create with the scripted Message', async () => {
     const server = await startServer({ replies: [{ content: [{ type: 'text', text: 'hi' }, toolUse] }] });
@@ -311,6 +468,80 @@ describe('request validation', () => {
     );
   });
 
+  it('rejects an assistant message with empty content unless it is the final one (a prefill)', async () => {
+    // What an agent loop gets by writing a reply that came back empty into its transcript.
+    await expectInvalid(
+      [...hello, { role: 'assistant', content: [] }, { role: 'user', content: 'go on' }],
+      /^messages\.1: all messages must have non-empty content except for the optional final assistant message$/,
+    );
+    await expectInvalid(
+      [...hello, { role: 'assistant', content: '' }, { role: 'user', content: 'go on' }],
+      /^messages\.1: all messages must have non-empty content/,
+    );
+    // The prefill counts as the turn's first assistant message, so turn 1 answers it.
+    const server = await startServer({
+      replies: [{ content: [{ type: 'text', text: 'unused' }] }, { content: [{ type: 'text', text: 'prefilled' }] }],
+    });
+    const message = await clientFor(server).messages.create({
+      model: MODEL,
+      max_tokens: 10,
+      messages: [...hello, { role: 'assistant', content: [] }],
+    });
+    expect(message.content).toEqual([{ type: 'text', text: 'prefilled' }]);
+  });
+
+  it('rejects whitespace-only text, and a final assistant message ending in whitespace', async () => {
+    await expectInvalid(
+      [...hello, { role: 'assistant', content: [{ type: 'text', text: '\n\n' }] }, { role: 'user', content: 'and?' }],
+      /^messages: text content blocks must contain non-whitespace text$/,
+    );
+    await expectInvalid(
+      [{ role: 'user', content: '   ' }],
+      /^messages: text content blocks must contain non-whitespace text$/,
+    );
+    await expectInvalid(
+      [...hello, { role: 'assistant', content: [{ type: 'text', text: 'Let me think ' }] }],
+      /^messages: final assistant content cannot end with trailing whitespace$/,
+    );
+    // The same text is fine once something follows it.
+    const server = await startServer({ replies });
+    const message = await clientFor(server).messages.create({
+      model: MODEL,
+      max_tokens: 10,
+      messages: [...hello, { role: 'assistant', content: 'Let me think ' }, { role: 'user', content: 'go on' }],
+    });
+    expect(message.content).toEqual([{ type: 'text', text: 'done' }]);
+  });
+
+  it('rejects tool_use ids that do not fit the pattern or repeat, and inputs that are not objects', async () => {
+    const answered = (id: string): Anthropic.MessageParam => ({
+      role: 'user',
+      content: [{ type: 'tool_result', tool_use_id: id, content: 'ok' }],
+    });
+    await expectInvalid(
+      [
+        ...hello,
+        { role: 'assistant', content: [{ ...toolUse, id: 'functions.Bash:0' }] },
+        answered('functions.Bash:0'),
+      ],
+      /^messages\.1\.content\.0\.tool_use\.id: String should match pattern '\^\[a-zA-Z0-9_-\]\+\$'$/,
+    );
+    await expectInvalid(
+      [
+        ...hello,
+        { role: 'assistant', content: [toolUse] },
+        answered('toolu_01'),
+        { role: 'assistant', content: [{ type: 'text', text: 'again' }, toolUse] },
+        answered('toolu_01'),
+      ],
+      /^messages\.3\.content\.1: `tool_use` ids must be unique$/,
+    );
+    await expectInvalid(
+      [...hello, { role: 'assistant', content: [{ ...toolUse, input: 'ls' }] }, answered('toolu_01')],
+      /^messages\.1\.content\.0\.tool_use\.input: Input should be a valid dictionary$/,
+    );
+  });
+
   it('rejects more than 4 cache_control blocks and accepts 4', async () => {
     const cc = { type: 'ephemeral' as const };
     const tools: Anthropic.Tool[] = [
@@ -406,6 +637,98 @@ describe('faults', () => {
     expect(internal.apiMessage).toBe('boom');
 
     expect(await client.messages.create(params)).toMatchObject({ content: reply.content });
+  });
+
+  it('answers 402, 408, 409 and 422 with the SDK class for each status, and error codes in details', async () => {
+    const server = await startServer({
+      replies: [reply],
+      faults: [
+        { turn: 0, attempt: 1, kind: 'http', status: 402, errorType: 'billing_error' },
+        { turn: 0, attempt: 2, kind: 'http', status: 408, errorType: 'timeout_error' },
+        { turn: 0, attempt: 3, kind: 'http', status: 409, errorType: 'conflict_error' },
+        { turn: 0, attempt: 4, kind: 'http', status: 422, errorType: 'invalid_request_error', message: 'bad' },
+        {
+          turn: 0,
+          attempt: 5,
+          kind: 'http',
+          status: 429,
+          errorType: 'rate_limit_error',
+          errorCode: 'enforced_spend_limit_reached',
+        },
+      ],
+    });
+    const client = clientFor(server);
+    const params = { model: MODEL, max_tokens: 10, messages: hello };
+    const billing = await apiErrorOf(client.messages.stream(params).finalMessage(), 402);
+    expect(billing).toBeInstanceOf(Anthropic.PaymentRequiredError);
+    expect(billing.type).toBe('billing_error');
+    expect(billing.apiMessage).toMatch(/credit balance is too low/);
+    expect(await apiErrorOf(client.messages.create(params), 408)).toBeInstanceOf(Anthropic.RequestTimeoutError);
+    expect(await apiErrorOf(client.messages.create(params), 409)).toBeInstanceOf(Anthropic.ConflictError);
+    expect(await apiErrorOf(client.messages.create(params), 422)).toBeInstanceOf(Anthropic.UnprocessableEntityError);
+    const capped = await apiErrorOf(client.messages.create(params), 429);
+    expect(capped.errorCode).toBe('enforced_spend_limit_reached');
+    expect(capped.constructor.name).toBe('EnforcedSpendLimitReachedError');
+  });
+
+  it('maps stream_error types to their documented status on a non-streaming request', async () => {
+    const server = await startServer({
+      replies: [reply],
+      faults: [
+        { turn: 0, attempt: 1, kind: 'stream_error', errorType: 'conflict_error' },
+        { turn: 0, attempt: 2, kind: 'stream_error', errorType: 'timeout_error' },
+        { turn: 0, attempt: 3, kind: 'stream_error', errorType: 'billing_error' },
+      ],
+    });
+    const client = clientFor(server);
+    const params = { model: MODEL, max_tokens: 10, messages: hello };
+    await apiErrorOf(client.messages.create(params), 409);
+    expect(await apiErrorOf(client.messages.create(params), 504)).toBeInstanceOf(Anthropic.GatewayTimeoutError);
+    await apiErrorOf(client.messages.create(params), 402);
+  });
+
+  it('carries an error code on a mid-stream error event too', async () => {
+    const server = await startServer({
+      replies: [reply],
+      faults: [
+        { turn: 0, attempt: 1, kind: 'stream_error', errorType: 'api_error', errorCode: 'cmek_key_unreachable' },
+      ],
+    });
+    const error = await rejectionOf(
+      clientFor(server).messages.stream({ model: MODEL, max_tokens: 10, messages: hello }).finalMessage(),
+    );
+    expect(error).toBeInstanceOf(Anthropic.APIError);
+    expect((error as InstanceType<typeof Anthropic.APIError>).status).toBeUndefined();
+    expect((error as InstanceType<typeof Anthropic.APIError>).errorCode).toBe('cmek_key_unreachable');
+  });
+
+  it("answers one attempt with another reply (reply fault), later attempts with the turn's own", async () => {
+    const server = await startServer({
+      replies: [reply],
+      faults: [
+        { turn: 0, attempt: 1, kind: 'reply', reply: { content: [] } },
+        {
+          turn: 0,
+          attempt: 2,
+          kind: 'reply',
+          reply: { content: [{ type: 'text', text: 'No.' }], stop_reason: 'refusal' },
+        },
+      ],
+    });
+    const client = clientFor(server);
+    const params = { model: MODEL, max_tokens: 10, messages: hello };
+    const empty = await client.messages.stream(params).finalMessage();
+    expect([empty.content, empty.stop_reason]).toEqual([[], 'end_turn']);
+    const refused = await client.messages.create(params);
+    expect([refused.content, refused.stop_reason]).toEqual([[{ type: 'text', text: 'No.' }], 'refusal']);
+    expect((await client.messages.create(params)).content).toEqual(reply.content);
+    // A reply fault is checked like any scripted reply.
+    await expect(
+      ScriptedModelServer.start({
+        replies: [],
+        faults: [{ turn: 0, attempt: 1, kind: 'reply', reply: { content: [{ type: 'txt', text: 'x' }] } }],
+      } as unknown as ScriptedSession),
+    ).rejects.toThrow(/faults\.0\.reply\.content\.0/);
   });
 
   it('surfaces a mid-stream error event as an overloaded_error after the first block', async () => {

@@ -244,6 +244,11 @@ describe('workflow: model call failures', () => {
           'claude-sonnet-5-5',
           'claude-sonnet-5-5',
         ]);
+        // The system prompt names the model that really answers.
+        const systemOf = (i: number) => JSON.stringify(server.requests[i]?.body.system);
+        expect(systemOf(0)).toContain('Model: claude-opus-5-1');
+        expect(systemOf(3)).toContain('Model: claude-sonnet-5-5');
+        expect(systemOf(3)).not.toContain('claude-opus-5-1');
         // The fallback retried the same turn with the same conversation.
         expect(attemptsOf(server, 0)).toHaveLength(4);
         expect(JSON.stringify(server.requests[3]?.body.messages)).toBe(
@@ -282,7 +287,9 @@ describe('workflow: model call failures', () => {
       };
       await withJob('recover', { session }, async ({ server, handle }) => {
         const terminal = (await handle.result()) as Terminal;
-        expect(terminal.reason).toBe('completed');
+        // Still cut after every recovery step: its own ending, never a bare `completed`.
+        expect(terminal.reason).toBe('max_output_tokens');
+        expect(terminal.detail).toMatch(/still cut at the output limit \(64000 tokens\) after 3 continuation/);
         // 1 original + 1 escalated + 3 recovery requests, and no more.
         expect(server.requests.map((r) => [r.turn, r.attempt])).toEqual([
           [0, 1],
@@ -315,7 +322,7 @@ describe('workflow: model call failures', () => {
         const snapshot = await handle.query(snapshotQuery);
         expect(
           snapshot.events.some(
-            (e) => e.kind === 'notice' && /output token limit reached; recovery exhausted/.test(e.text),
+            (e) => e.kind === 'notice' && /^terminal: max_output_tokens \(the reply was still cut/.test(e.text),
           ),
         ).toBe(true);
       });

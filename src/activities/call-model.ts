@@ -22,17 +22,29 @@ const EPHEMERAL = { type: 'ephemeral' } as const;
 const HEARTBEAT_EVERY_MS = 1_000;
 const KEEP_ALIVE_MS = 5_000;
 
+/** Stop reasons that can end a reply in the middle of its last block. */
+const CUTTING_STOP_REASONS: ReadonlySet<string> = new Set(['max_tokens', 'model_context_window_exceeded', 'refusal']);
+
 /**
  * Phase 2 of a turn: write the pending messages into the transcript, send the whole conversation
  * to the model, stream the reply (heartbeating the partial text), and write the reply into the
  * transcript. The workflow gets the reply and a new transcript head, never the whole transcript.
+ *
+ * What is written is what the API will accept back and what is safe to act on: a tool call cut
+ * off by the end of the reply is dropped (its input is whatever the SDK's partial-JSON parser
+ * kept, and a tool_use without its tool_result would make the next request a 400), blank text is
+ * dropped, a reply left with no content is not written at all, and neither is a refused one (the
+ * API asks for the refused turn to be removed). The fields of {@link CallModelResult} say which
+ * of these happened.
  */
 export async function callModel(deps: CallModelDeps, input: CallModelInput): Promise<CallModelResult> {
   const ctx = Context.current();
   const appended = await deps.transcripts.resolve(input.append);
   const transcriptBeforeReply = await deps.transcripts.append(input.transcript, appended);
   const messages = await deps.transcripts.load(transcriptBeforeReply);
-  const system = await deps.store.get<string>(input.systemPromptRef);
+  // The prompt was written once, for the job's first model; after a fallback switch it must name
+  // the model that really answers.
+  const system = (await deps.store.get<string>(input.systemPromptRef)).replace(/^Model: .*$/m, `Model: ${input.model}`);
 
   const client = deps.anthropic();
   const params: Anthropic.MessageCreateParamsNonStreaming = {
@@ -81,8 +93,11 @@ export async function callModel(deps: CallModelDeps, input: CallModelInput): Pro
       beat();
     });
     const final = await stream.finalMessage();
-    const message: AssistantMessage = { role: 'assistant', content: final.content.flatMap(toAssistantBlock) };
-    const transcript = await deps.transcripts.append(transcriptBeforeReply, [message]);
+    const { message, truncatedToolUse } = keptReply(final);
+    const emptyReply = message.content.length === 0;
+    const refused = final.stop_reason === 'refusal';
+    const transcript =
+      emptyReply || refused ? transcriptBeforeReply : await deps.transcripts.append(transcriptBeforeReply, [message]);
     return {
       message,
       usage: toUsage(final.usage),
@@ -90,6 +105,16 @@ export async function callModel(deps: CallModelDeps, input: CallModelInput): Pro
       model: final.model,
       transcript,
       transcriptBeforeReply,
+      emptyReply,
+      ...(truncatedToolUse ? { truncatedToolUse } : {}),
+      ...(refused
+        ? {
+            stopDetails: {
+              category: final.stop_details?.category ?? null,
+              explanation: final.stop_details?.explanation ?? null,
+            },
+          }
+        : {}),
     };
   } catch (error) {
     // Cancellation by the workflow: let Temporal see the cancellation, not an API error.
@@ -149,10 +174,37 @@ function withCacheBreakpoint(messages: Message[]): Anthropic.MessageParam[] {
   });
 }
 
+/**
+ * The reply as it may be kept and acted on. Under a stop reason that cuts, the last block is
+ * unfinished: a tool_use's input is partial by definition (a MultiEdit cut after its first edit,
+ * a Bash call without its timeout), and a thinking block has no signature yet; both go. A refused
+ * reply keeps no tool call at all: nothing the model asked for before the refusal may run.
+ */
+function keptReply(final: Anthropic.Message): {
+  message: AssistantMessage;
+  truncatedToolUse?: { id: string; name: string };
+} {
+  let blocks = final.content;
+  let truncatedToolUse: { id: string; name: string } | undefined;
+  const last = blocks.at(-1);
+  if (final.stop_reason !== null && CUTTING_STOP_REASONS.has(final.stop_reason) && last) {
+    if (last.type === 'tool_use') {
+      truncatedToolUse = { id: last.id, name: last.name };
+      blocks = blocks.slice(0, -1);
+    } else if (last.type === 'thinking' && !last.signature) {
+      blocks = blocks.slice(0, -1);
+    }
+  }
+  if (final.stop_reason === 'refusal') blocks = blocks.filter((block) => block.type !== 'tool_use');
+  const message: AssistantMessage = { role: 'assistant', content: blocks.flatMap(toAssistantBlock) };
+  return truncatedToolUse ? { message, truncatedToolUse } : { message };
+}
+
 function toAssistantBlock(block: Anthropic.ContentBlock): AssistantContentBlock[] {
   switch (block.type) {
     case 'text':
-      return block.text === '' ? [] : [{ type: 'text', text: block.text }];
+      // The API refuses empty and whitespace-only text blocks when they are sent back.
+      return block.text.trim() === '' ? [] : [{ type: 'text', text: block.text }];
     case 'tool_use':
       return [{ type: 'tool_use', id: block.id, name: block.name, input: block.input }];
     case 'thinking':

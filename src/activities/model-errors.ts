@@ -6,70 +6,170 @@ import type { ModelFailureType } from '../shared/activity-types';
 /** How many overloaded attempts of one call come before a configured fallback model takes over. */
 export const OVERLOAD_ATTEMPTS_BEFORE_FALLBACK = 3;
 
-const NON_RETRYABLE_BY_STATUS: Record<number, ModelFailureType> = {
-  400: MODEL_FAILURE_TYPES.invalidRequest,
-  401: MODEL_FAILURE_TYPES.authentication,
-  403: MODEL_FAILURE_TYPES.permission,
-  404: MODEL_FAILURE_TYPES.notFound,
-  413: MODEL_FAILURE_TYPES.requestTooLarge,
+/**
+ * What a model failure carries in `ApplicationFailure.details[0]`: plain data, so the workflow can
+ * read it after the failure crossed the Temporal boundary.
+ */
+export interface ModelFailureDetails {
+  /** HTTP status; absent for a stream that answered 200 and then sent an `error` event. */
+  status?: number;
+  /** The error body's `error.type`, e.g. `billing_error`. */
+  errorType?: string;
+  /** The error body's `error.details.error_code`, e.g. `enforced_spend_limit_reached`. */
+  errorCode?: string;
+  requestId?: string;
+  /** Prompt too long: the prompt's size in tokens, as the API counted it. */
+  promptTokens?: number;
+  /** Prompt too long: the most the model accepts. */
+  maxPromptTokens?: number;
+}
+
+/** How the API's error types map onto ours, and whether a status-less (mid-stream) one may be retried. */
+const BY_ERROR_TYPE: Readonly<Record<string, { type: ModelFailureType; retryable: boolean }>> = {
+  invalid_request_error: { type: MODEL_FAILURE_TYPES.invalidRequest, retryable: false },
+  authentication_error: { type: MODEL_FAILURE_TYPES.authentication, retryable: false },
+  billing_error: { type: MODEL_FAILURE_TYPES.billing, retryable: false },
+  permission_error: { type: MODEL_FAILURE_TYPES.permission, retryable: false },
+  not_found_error: { type: MODEL_FAILURE_TYPES.notFound, retryable: false },
+  request_too_large: { type: MODEL_FAILURE_TYPES.requestTooLarge, retryable: false },
+  conflict_error: { type: MODEL_FAILURE_TYPES.conflict, retryable: true },
+  rate_limit_error: { type: MODEL_FAILURE_TYPES.rateLimited, retryable: true },
+  timeout_error: { type: MODEL_FAILURE_TYPES.timeout, retryable: true },
+  api_error: { type: MODEL_FAILURE_TYPES.apiError, retryable: true },
+  overloaded_error: { type: MODEL_FAILURE_TYPES.overloaded, retryable: true },
 };
+
+/** 4xx statuses the API documents as worth another attempt; every other 4xx is final. */
+const RETRYABLE_CLIENT_STATUSES: ReadonlySet<number> = new Set([408, 409, 429]);
+
+/**
+ * A 429 whose cause is a spending cap rather than a rate: it lasts until the month (or the
+ * contract) turns over, so retrying only burns attempts. The SDK names them by `error_code`.
+ */
+const SPEND_LIMIT_CODES: ReadonlySet<string> = new Set([
+  'enforced_spend_limit_reached',
+  'contract_spend_limit_reached',
+]);
+
+/**
+ * The real API's answer to an over-long prompt: 400 `invalid_request_error`, "prompt is too long:
+ * 212345 tokens > 200000 maximum". The API gives it no type or code of its own, so this message is
+ * the only signal there is; the pattern is anchored at the start so it matches nothing else.
+ */
+const PROMPT_TOO_LONG = /^prompt is too long\b(?::\s*(\d+)\s*tokens\s*>\s*(\d+)\s*maximum)?/i;
+
+type ApiError = InstanceType<typeof Anthropic.APIError>;
 
 /**
  * Turn an SDK error into the Temporal failure that says whether and when to retry. Temporal owns
- * retries (the SDK's own are off): client errors stop the call, rate limits wait as told,
- * overload and server errors back off. A stream that answered 200 and then sent an `error` event
- * arrives with no status, so the error body's type is checked as well.
+ * retries (the SDK's own are off).
+ *
+ * The HTTP status, as the SDK's error class carries it, decides whether to retry: every 4xx but
+ * 408, 409 and 429 is final (402 `billing_error` included), 5xx and 529 retry, and a 429 for a
+ * spending cap is final too. The error body's `error.type` names the failure, falling back to the
+ * class; a stream that answered 200 and then sent an `error` event has no status, so for it the
+ * body's type decides both. Nothing is classified by message text except an over-long prompt,
+ * which the API marks no other way.
  */
 export function toModelFailure(
   error: unknown,
   context: { attempt: number; fallbackAvailable: boolean },
 ): ApplicationFailure {
-  if (!(error instanceof Anthropic.APIError)) {
+  if (!(error instanceof Anthropic.APIError) || error instanceof Anthropic.APIConnectionError) {
+    // No answer from the API at all (refused, reset, timed out, cut mid-body): try again.
     const message = error instanceof Error ? error.message : String(error);
     return ApplicationFailure.create({
       message: `Model call failed: ${message}`,
       type: MODEL_FAILURE_TYPES.connection,
     });
   }
+  const status = error.status;
   const bodyType = errorBodyType(error);
-  const message = `Model API error${error.status ? ` ${error.status}` : ''}${bodyType ? ` ${bodyType}` : ''}: ${
-    error.apiMessage ?? error.message
-  }`;
+  const errorCode = error.errorCode ?? undefined;
+  const apiMessage = error.apiMessage ?? error.message;
+  const message = `Model API error${status ? ` ${status}` : ''}${bodyType ? ` ${bodyType}` : ''}: ${apiMessage}`;
+  const details: ModelFailureDetails = {
+    ...(status !== undefined ? { status } : {}),
+    ...(bodyType ? { errorType: bodyType } : {}),
+    ...(errorCode ? { errorCode } : {}),
+    ...(error.requestID ? { requestId: error.requestID } : {}),
+  };
+  const known = bodyType ? BY_ERROR_TYPE[bodyType] : undefined;
+  const type = known?.type ?? typeFromClass(error);
 
-  if (error instanceof Anthropic.APIConnectionError) {
-    return ApplicationFailure.create({ message, type: MODEL_FAILURE_TYPES.connection });
-  }
-  if (bodyType === 'overloaded_error' || error.status === 529) {
+  if (type === MODEL_FAILURE_TYPES.overloaded) {
     const fallback = context.fallbackAvailable && context.attempt >= OVERLOAD_ATTEMPTS_BEFORE_FALLBACK;
     return ApplicationFailure.create({
       message,
       type: fallback ? MODEL_FAILURE_TYPES.overloadedFallback : MODEL_FAILURE_TYPES.overloaded,
       nonRetryable: fallback,
+      details: [details],
     });
   }
-  if (error.status === 429 || bodyType === 'rate_limit_error') {
-    const retryAfterMs = retryAfter(error.headers);
+  if (errorCode && SPEND_LIMIT_CODES.has(errorCode)) {
     return ApplicationFailure.create({
       message,
-      type: MODEL_FAILURE_TYPES.rateLimited,
-      ...(retryAfterMs !== undefined ? { nextRetryDelay: retryAfterMs } : {}),
-    });
-  }
-  if (error.status !== undefined && NON_RETRYABLE_BY_STATUS[error.status] !== undefined) {
-    const tooLong = error.status === 400 && /prompt is too long/i.test(error.apiMessage ?? error.message);
-    return ApplicationFailure.create({
-      message,
-      type: tooLong ? MODEL_FAILURE_TYPES.promptTooLong : NON_RETRYABLE_BY_STATUS[error.status],
+      type: MODEL_FAILURE_TYPES.spendLimit,
       nonRetryable: true,
+      details: [details],
     });
   }
-  if (bodyType === 'invalid_request_error' || bodyType === 'authentication_error' || bodyType === 'permission_error') {
-    return ApplicationFailure.create({ message, type: MODEL_FAILURE_TYPES.invalidRequest, nonRetryable: true });
+  if (type === MODEL_FAILURE_TYPES.invalidRequest && (status === undefined || status === 400)) {
+    const tooLong = PROMPT_TOO_LONG.exec(apiMessage);
+    if (tooLong) {
+      const [, tokens, maximum] = tooLong;
+      return ApplicationFailure.create({
+        message,
+        type: MODEL_FAILURE_TYPES.promptTooLong,
+        nonRetryable: true,
+        details: [
+          {
+            ...details,
+            ...(tokens ? { promptTokens: Number(tokens) } : {}),
+            ...(maximum ? { maxPromptTokens: Number(maximum) } : {}),
+          },
+        ],
+      });
+    }
   }
-  return ApplicationFailure.create({ message, type: MODEL_FAILURE_TYPES.apiError });
+
+  const retryable =
+    status === undefined
+      ? (known?.retryable ?? true)
+      : status >= 400 && status < 500
+        ? RETRYABLE_CLIENT_STATUSES.has(status)
+        : true;
+  const retryAfterMs = retryable ? retryAfter(error.headers) : undefined;
+  return ApplicationFailure.create({
+    message,
+    type,
+    nonRetryable: !retryable,
+    details: [details],
+    // The API says how long a rate limit lasts; Temporal's backoff would only guess.
+    ...(retryAfterMs !== undefined ? { nextRetryDelay: retryAfterMs } : {}),
+  });
 }
 
-function errorBodyType(error: InstanceType<typeof Anthropic.APIError>): string | undefined {
+/** The failure type the SDK's error class implies, for a body without a known `error.type`. */
+function typeFromClass(error: ApiError): ModelFailureType {
+  if (error instanceof Anthropic.OverloadedError) return MODEL_FAILURE_TYPES.overloaded;
+  if (error instanceof Anthropic.GatewayTimeoutError) return MODEL_FAILURE_TYPES.timeout;
+  if (error instanceof Anthropic.InternalServerError) return MODEL_FAILURE_TYPES.apiError;
+  if (error instanceof Anthropic.RateLimitError) return MODEL_FAILURE_TYPES.rateLimited;
+  if (error instanceof Anthropic.RequestTimeoutError) return MODEL_FAILURE_TYPES.timeout;
+  if (error instanceof Anthropic.ConflictError) return MODEL_FAILURE_TYPES.conflict;
+  if (error instanceof Anthropic.PaymentRequiredError) return MODEL_FAILURE_TYPES.billing;
+  if (error instanceof Anthropic.AuthenticationError) return MODEL_FAILURE_TYPES.authentication;
+  if (error instanceof Anthropic.PermissionDeniedError) return MODEL_FAILURE_TYPES.permission;
+  if (error instanceof Anthropic.NotFoundError) return MODEL_FAILURE_TYPES.notFound;
+  if (error instanceof Anthropic.ContentTooLargeError) return MODEL_FAILURE_TYPES.requestTooLarge;
+  // The API files every other client error under invalid_request_error (422, 412, 431, ...).
+  if (error.status !== undefined && error.status >= 400 && error.status < 500)
+    return MODEL_FAILURE_TYPES.invalidRequest;
+  return MODEL_FAILURE_TYPES.apiError;
+}
+
+function errorBodyType(error: ApiError): string | undefined {
   if (error.type) return error.type;
   const body = error.error as { type?: unknown; error?: { type?: unknown } } | undefined;
   const nested = body?.error?.type ?? body?.type;

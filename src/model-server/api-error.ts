@@ -11,9 +11,11 @@ export const STATUS_BY_ERROR_TYPE: Readonly<Record<string, number>> = {
   billing_error: 402,
   permission_error: 403,
   not_found_error: 404,
+  conflict_error: 409,
   request_too_large: 413,
   rate_limit_error: 429,
   api_error: 500,
+  timeout_error: 504,
   overloaded_error: 529,
 };
 
@@ -23,9 +25,11 @@ const DEFAULT_MESSAGES: Readonly<Record<string, string>> = {
   billing_error: 'Your credit balance is too low to access the Anthropic API.',
   permission_error: 'Your API key does not have permission to use the specified resource.',
   not_found_error: 'Not found',
+  conflict_error: 'The request conflicts with the current state of the resource.',
   request_too_large: 'Request exceeds the maximum allowed number of bytes.',
   rate_limit_error: 'Number of requests has exceeded your rate limit.',
   api_error: 'Internal server error',
+  timeout_error: 'Request timed out while processing.',
   overloaded_error: 'Overloaded',
 };
 
@@ -39,19 +43,24 @@ export function defaultErrorMessage(errorType: string): string {
   return DEFAULT_MESSAGES[errorType] ?? errorType;
 }
 
-/** `{"type":"error","error":{"type","message"},"request_id"}`, the shape of every API error. */
+/**
+ * `{"type":"error","error":{"type","message","details"?},"request_id"}`, the shape of every API
+ * error. `details.error_code` names a specific cause within the type (the SDK reads it as
+ * `errorCode` and picks a subclass for it, e.g. `EnforcedSpendLimitReachedError` on a 429).
+ */
 export interface ApiErrorBody {
   type: 'error';
-  error: { type: string; message: string };
+  error: { type: string; message: string; details?: { error_code: string } };
   request_id?: string;
 }
 
 /** Build an error body; `requestId` is omitted for SSE error frames, which carry none. */
-export function errorBody(errorType: string, message?: string, requestId?: string): ApiErrorBody {
+export function errorBody(errorType: string, message?: string, requestId?: string, errorCode?: string): ApiErrorBody {
   const body: ApiErrorBody = {
     type: 'error',
     error: { type: errorType, message: message ?? defaultErrorMessage(errorType) },
   };
+  if (errorCode !== undefined) body.error.details = { error_code: errorCode };
   if (requestId !== undefined) body.request_id = requestId;
   return body;
 }

@@ -58,8 +58,9 @@ export function sendApiError(
   message: string | undefined,
   requestId: string,
   headers: Record<string, string> = {},
+  errorCode?: string,
 ): void {
-  sendJson(res, status, errorBody(errorType, message, requestId), headers);
+  sendJson(res, status, errorBody(errorType, message, requestId, errorCode), headers);
 }
 
 /** Resolve after `ms`, or early (with false) when `signal` aborts. No timer outlives an abort. */

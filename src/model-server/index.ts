@@ -14,8 +14,10 @@ export type {
   RecordedRequest,
   ScheduledFault,
   ScriptedBlock,
+  ScriptedRefusalDetails,
   ScriptedReply,
   ScriptedSession,
   ScriptedStopReason,
+  ScriptedToolUseBlock,
   ScriptedUsage,
 } from './types';

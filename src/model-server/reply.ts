@@ -3,7 +3,11 @@
  * filling in what the script leaves out (id, model, stop_reason, usage).
  */
 import { newMessageId } from './api-error';
-import type { ScriptedBlock, ScriptedReply, ScriptedStopReason, ScriptedUsage } from './types';
+import type { ScriptedBlock, ScriptedRefusalDetails, ScriptedReply, ScriptedStopReason, ScriptedUsage } from './types';
+
+/** A content block as the API returns it (a script's `partial_json` is only for the stream). */
+export type ApiContentBlock =
+  { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: unknown };
 
 /** The API's `Message` response, restricted to the fields this server produces. */
 export interface ApiMessage {
@@ -11,10 +15,19 @@ export interface ApiMessage {
   type: 'message';
   role: 'assistant';
   model: string;
-  content: ScriptedBlock[];
+  content: ApiContentBlock[];
   stop_reason: ScriptedStopReason;
   stop_sequence: null;
+  /** Present on every refusal, null otherwise. */
+  stop_details: ScriptedRefusalDetails | null;
   usage: ScriptedUsage;
+}
+
+/** A built message plus what the stream needs beyond it. */
+export interface BuiltReply {
+  message: ApiMessage;
+  /** The JSON text to stream for the last block, a tool_use cut off in the middle of its input. */
+  cutToolInputJson?: string;
 }
 
 /** Rough token count: the API's tokens average about four characters of English text. */
@@ -32,9 +45,17 @@ export function estimateInputTokens(body: unknown): number {
 function estimateOutputTokens(content: ScriptedBlock[]): number {
   let chars = 0;
   for (const block of content) {
-    chars += block.type === 'text' ? block.text.length : block.name.length + JSON.stringify(block.input).length;
+    chars +=
+      block.type === 'text'
+        ? block.text.length
+        : block.name.length + (block.partial_json ?? JSON.stringify(block.input)).length;
   }
   return approxTokens(chars);
+}
+
+function toApiBlock(block: ScriptedBlock): ApiContentBlock {
+  if (block.type === 'text') return { type: 'text', text: block.text };
+  return { type: 'tool_use', id: block.id, name: block.name, input: structuredClone(block.input) };
 }
 
 /** What the API reports when the script does not say: tool_use wins, as it does for the model. */
@@ -46,23 +67,29 @@ export function defaultStopReason(content: ScriptedBlock[]): ScriptedStopReason 
  * Build the full message for `reply` as an answer to `requestBody`. The content is deep-copied so
  * a client that mutates what it received cannot change what a retried request gets.
  */
-export function buildMessage(reply: ScriptedReply, requestBody: unknown): ApiMessage {
-  const content = structuredClone(reply.content);
+export function buildMessage(reply: ScriptedReply, requestBody: unknown): BuiltReply {
   const model = (requestBody as { model?: unknown } | undefined)?.model;
-  return {
+  const stopReason = reply.stop_reason ?? defaultStopReason(reply.content);
+  const last = reply.content.at(-1);
+  const message: ApiMessage = {
     id: newMessageId(),
     type: 'message',
     role: 'assistant',
     model: typeof model === 'string' ? model : 'unknown-model',
-    content,
-    stop_reason: reply.stop_reason ?? defaultStopReason(content),
+    content: reply.content.map(toApiBlock),
+    stop_reason: stopReason,
     stop_sequence: null,
+    stop_details:
+      stopReason === 'refusal' ? { type: 'refusal', category: null, explanation: null, ...reply.stop_details } : null,
     usage: {
       input_tokens: estimateInputTokens(requestBody),
-      output_tokens: estimateOutputTokens(content),
+      output_tokens: estimateOutputTokens(reply.content),
       cache_creation_input_tokens: 0,
       cache_read_input_tokens: 0,
       ...reply.usage,
     },
   };
+  return last?.type === 'tool_use' && last.partial_json !== undefined
+    ? { message, cutToolInputJson: last.partial_json }
+    : { message };
 }

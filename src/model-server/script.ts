@@ -5,7 +5,14 @@
 import { readFileSync } from 'node:fs';
 import { basename, extname } from 'node:path';
 import { z } from 'zod';
-import type { ScheduledFault, ScriptedReply, ScriptedSession } from './types';
+import type { ScheduledFault, ScriptedReply, ScriptedSession, ScriptedStopReason } from './types';
+
+/** Stop reasons after which a reply may end in the middle of a block (a `partial_json` tool call). */
+export const CUTTING_STOP_REASONS: readonly ScriptedStopReason[] = [
+  'max_tokens',
+  'model_context_window_exceeded',
+  'refusal',
+];
 
 const count = z.number().int().nonnegative();
 const delayMs = z.number().nonnegative();
@@ -17,20 +24,62 @@ const toolUseBlockSchema = z.strictObject({
   name: z.string().min(1),
   // The API always produces a JSON object here; anything else would be an impossible reply.
   input: z.record(z.string(), z.unknown()),
+  partial_json: z.string().optional(),
 });
 
-const replySchema = z.strictObject({
-  content: z.array(z.discriminatedUnion('type', [textBlockSchema, toolUseBlockSchema])),
-  stop_reason: z.enum(['end_turn', 'tool_use', 'max_tokens', 'stop_sequence']).optional(),
-  usage: z
-    .strictObject({
-      input_tokens: count.optional(),
-      output_tokens: count.optional(),
-      cache_creation_input_tokens: count.optional(),
-      cache_read_input_tokens: count.optional(),
-    })
-    .optional(),
-});
+const stopReasonSchema = z.enum([
+  'end_turn',
+  'tool_use',
+  'max_tokens',
+  'stop_sequence',
+  'pause_turn',
+  'refusal',
+  'model_context_window_exceeded',
+]);
+
+const replySchema = z
+  .strictObject({
+    content: z.array(z.discriminatedUnion('type', [textBlockSchema, toolUseBlockSchema])),
+    stop_reason: stopReasonSchema.optional(),
+    stop_details: z
+      .strictObject({
+        type: z.literal('refusal'),
+        category: z.string().nullable(),
+        explanation: z.string().nullable(),
+      })
+      .optional(),
+    usage: z
+      .strictObject({
+        input_tokens: count.optional(),
+        output_tokens: count.optional(),
+        cache_creation_input_tokens: count.optional(),
+        cache_read_input_tokens: count.optional(),
+      })
+      .optional(),
+  })
+  .superRefine((reply, ctx) => {
+    // A reply the real API could not produce would make a test prove nothing.
+    for (const [i, block] of reply.content.entries()) {
+      if (block.type !== 'tool_use' || block.partial_json === undefined) continue;
+      if (i !== reply.content.length - 1) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['content', i, 'partial_json'],
+          message: 'only the last block of a reply can be cut off',
+        });
+      }
+      if (!reply.stop_reason || !CUTTING_STOP_REASONS.includes(reply.stop_reason)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['stop_reason'],
+          message: `a reply cut inside a tool_use needs stop_reason ${CUTTING_STOP_REASONS.join(', ')}`,
+        });
+      }
+    }
+    if (reply.stop_details && reply.stop_reason !== 'refusal') {
+      ctx.addIssue({ code: 'custom', path: ['stop_details'], message: "stop_details needs stop_reason 'refusal'" });
+    }
+  });
 
 const target = { turn: count, attempt: z.number().int().min(1) };
 const faultSchema = z.discriminatedUnion('kind', [
@@ -41,6 +90,7 @@ const faultSchema = z.discriminatedUnion('kind', [
     errorType: z.string().min(1),
     message: z.string().optional(),
     retryAfterSeconds: z.number().nonnegative().optional(),
+    errorCode: z.string().min(1).optional(),
   }),
   z.strictObject({
     ...target,
@@ -48,9 +98,11 @@ const faultSchema = z.discriminatedUnion('kind', [
     afterBlocks: count.optional(),
     errorType: z.string().min(1),
     message: z.string().optional(),
+    errorCode: z.string().min(1).optional(),
   }),
   z.strictObject({ ...target, kind: z.literal('drop'), afterBlocks: count.optional() }),
   z.strictObject({ ...target, kind: z.literal('hang') }),
+  z.strictObject({ ...target, kind: z.literal('reply'), reply: replySchema }),
 ]);
 
 const sessionSchema = z

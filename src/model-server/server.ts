@@ -9,7 +9,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { newRequestId, statusForErrorType } from './api-error';
 import { readBody, sendApiError, sendJson, sleep, tryParseJson, writeChunk } from './http-io';
-import { buildMessage, estimateInputTokens, type ApiMessage } from './reply';
+import { buildMessage, estimateInputTokens, type BuiltReply } from './reply';
 import { chunkDelayFor, faultFor, parseScriptedSession, replyFor, sessionLabel, turnOf } from './script';
 import { planStream, type StreamEnding } from './sse';
 import type { RecordedRequest, ScheduledFault, ScriptedSession } from './types';
@@ -198,10 +198,10 @@ export class ScriptedModelServer {
     if (fault?.kind === 'http') {
       const headers: Record<string, string> =
         fault.retryAfterSeconds !== undefined ? { 'retry-after': String(fault.retryAfterSeconds) } : {};
-      sendApiError(ex.res, fault.status, fault.errorType, fault.message, ex.requestId, headers);
+      sendApiError(ex.res, fault.status, fault.errorType, fault.message, ex.requestId, headers, fault.errorCode);
       return;
     }
-    const reply = replyFor(this.session, turn);
+    const reply = fault?.kind === 'reply' ? fault.reply : replyFor(this.session, turn);
     const streaming = (body as { stream?: unknown }).stream === true;
     if (!fault && !reply) {
       const count = this.session.replies.length;
@@ -212,31 +212,38 @@ export class ScriptedModelServer {
       return;
     }
     // A fault may target a turn past the script's end; it then streams no content before failing.
-    const message = buildMessage(reply ?? { content: [] }, body);
+    const built = buildMessage(reply ?? { content: [] }, body);
     if (streaming) {
-      await this.stream(ex, message, turn, fault);
+      await this.stream(ex, built, turn, fault);
     } else if (fault?.kind === 'drop') {
       ex.res.destroy();
     } else if (fault?.kind === 'stream_error') {
-      sendApiError(ex.res, statusForErrorType(fault.errorType), fault.errorType, fault.message, ex.requestId);
+      const status = statusForErrorType(fault.errorType);
+      sendApiError(ex.res, status, fault.errorType, fault.message, ex.requestId, {}, fault.errorCode);
     } else {
-      sendJson(ex.res, 200, message);
+      sendJson(ex.res, 200, built.message);
     }
   }
 
   private async stream(
     ex: Exchange,
-    message: ApiMessage,
+    reply: BuiltReply,
     turn: number,
     fault: ScheduledFault | undefined,
   ): Promise<void> {
     const ending: StreamEnding =
       fault?.kind === 'stream_error'
-        ? { kind: 'error', errorType: fault.errorType, message: fault.message, afterBlocks: fault.afterBlocks }
+        ? {
+            kind: 'error',
+            errorType: fault.errorType,
+            message: fault.message,
+            afterBlocks: fault.afterBlocks,
+            errorCode: fault.errorCode,
+          }
         : fault?.kind === 'drop'
           ? { kind: 'drop', afterBlocks: fault.afterBlocks }
           : { kind: 'complete' };
-    const plan = planStream(message, ending);
+    const plan = planStream(reply, ending);
     const delayMs = chunkDelayFor(this.session, turn);
 
     ex.res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });

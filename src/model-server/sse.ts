@@ -5,8 +5,7 @@
  * Pure functions: the server decides when to write each frame; this module decides what they are.
  */
 import { errorBody } from './api-error';
-import type { ApiMessage } from './reply';
-import type { ScriptedBlock } from './types';
+import type { ApiContentBlock, BuiltReply } from './reply';
 
 /** One wire frame: `event: <name>\ndata: <json>\n\n`. */
 export function formatSseEvent(event: string, data: unknown): string {
@@ -26,7 +25,8 @@ export function splitIntoChunks(text: string, parts = 4, maxChunkChars = 64): st
   return chunks;
 }
 
-function blockFrames(block: ScriptedBlock, index: number): string[] {
+/** `inputJson` overrides the tool_use's input text: a call cut off by the end of the reply. */
+function blockFrames(block: ApiContentBlock, index: number, inputJson?: string): string[] {
   if (block.type === 'text') {
     return [
       formatSseEvent('content_block_start', {
@@ -44,14 +44,16 @@ function blockFrames(block: ScriptedBlock, index: number): string[] {
       formatSseEvent('content_block_stop', { type: 'content_block_stop', index }),
     ];
   }
-  // The API announces a tool_use with an empty input and streams the JSON text separately.
+  // The API announces a tool_use with an empty input and streams the JSON text separately. A call
+  // cut off by max_tokens still gets its content_block_stop: every block the API opens, it closes
+  // before message_delta, so the client only learns of the cut from the stop_reason.
   return [
     formatSseEvent('content_block_start', {
       type: 'content_block_start',
       index,
       content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} },
     }),
-    ...splitIntoChunks(JSON.stringify(block.input)).map((partial_json) =>
+    ...splitIntoChunks(inputJson ?? JSON.stringify(block.input)).map((partial_json) =>
       formatSseEvent('content_block_delta', {
         type: 'content_block_delta',
         index,
@@ -65,7 +67,7 @@ function blockFrames(block: ScriptedBlock, index: number): string[] {
 /** How a planned stream ends. */
 export type StreamEnding =
   | { kind: 'complete' }
-  | { kind: 'error'; errorType: string; message?: string; afterBlocks?: number }
+  | { kind: 'error'; errorType: string; message?: string; afterBlocks?: number; errorCode?: string }
   | { kind: 'drop'; afterBlocks?: number };
 
 /** The frames to write, in order, and what to do with the socket afterwards. */
@@ -79,10 +81,11 @@ export interface StreamPlan {
 }
 
 /**
- * Plan the stream for `message`. With a fault ending, only the first `afterBlocks` content
+ * Plan the stream for a built reply. With a fault ending, only the first `afterBlocks` content
  * blocks are sent complete (all of them when it exceeds the count), then the error frame or drop.
  */
-export function planStream(message: ApiMessage, ending: StreamEnding = { kind: 'complete' }): StreamPlan {
+export function planStream(reply: BuiltReply, ending: StreamEnding = { kind: 'complete' }): StreamPlan {
+  const { message, cutToolInputJson } = reply;
   const start = {
     type: 'message_start',
     message: {
@@ -90,6 +93,7 @@ export function planStream(message: ApiMessage, ending: StreamEnding = { kind: '
       content: [],
       stop_reason: null,
       stop_sequence: null,
+      stop_details: null,
       // The API reports input usage up front and the real output count in message_delta.
       usage: { ...message.usage, output_tokens: 1 },
     },
@@ -97,10 +101,13 @@ export function planStream(message: ApiMessage, ending: StreamEnding = { kind: '
   const head = [formatSseEvent('message_start', start), formatSseEvent('ping', { type: 'ping' })];
 
   const blocks = ending.kind === 'complete' ? message.content : message.content.slice(0, ending.afterBlocks ?? 0);
-  const body = blocks.flatMap((block, index) => blockFrames(block, index));
+  const lastIndex = message.content.length - 1;
+  const body = blocks.flatMap((block, index) =>
+    blockFrames(block, index, index === lastIndex ? cutToolInputJson : undefined),
+  );
 
   if (ending.kind === 'error') {
-    body.push(formatSseEvent('error', errorBody(ending.errorType, ending.message)));
+    body.push(formatSseEvent('error', errorBody(ending.errorType, ending.message, undefined, ending.errorCode)));
     return { head, body, finish: 'end' };
   }
   if (ending.kind === 'drop') return { head, body, finish: 'drop' };
@@ -108,7 +115,7 @@ export function planStream(message: ApiMessage, ending: StreamEnding = { kind: '
   body.push(
     formatSseEvent('message_delta', {
       type: 'message_delta',
-      delta: { stop_reason: message.stop_reason, stop_sequence: null },
+      delta: { stop_reason: message.stop_reason, stop_sequence: null, stop_details: message.stop_details },
       usage: { output_tokens: message.usage.output_tokens },
     }),
     formatSseEvent('message_stop', { type: 'message_stop' }),

@@ -4,11 +4,33 @@
  */
 
 /** One content block the scripted model "generates". Mirrors the API's response blocks. */
-export type ScriptedBlock =
-  { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: unknown };
+export type ScriptedBlock = { type: 'text'; text: string } | ScriptedToolUseBlock;
+
+/** A tool call the scripted model makes. */
+export interface ScriptedToolUseBlock {
+  type: 'tool_use';
+  id: string;
+  name: string;
+  /** The input a non-streaming response carries; a stream sends its JSON unless `partial_json` is set. */
+  input: unknown;
+  /**
+   * The input JSON text as the stream sends it when the reply was cut in the middle of this call
+   * (e.g. `'{"command":"ls","timeo'`). Only on the last block of a reply whose `stop_reason` says
+   * it was cut: `max_tokens`, `model_context_window_exceeded` or `refusal`.
+   */
+  partial_json?: string;
+}
 
 /** The API's stop reasons that a scripted reply may claim. */
-export type ScriptedStopReason = 'end_turn' | 'tool_use' | 'max_tokens' | 'stop_sequence';
+export type ScriptedStopReason =
+  'end_turn' | 'tool_use' | 'max_tokens' | 'stop_sequence' | 'pause_turn' | 'refusal' | 'model_context_window_exceeded';
+
+/** Why a refusal happened, as the API reports it in `stop_details` (both fields may be null). */
+export interface ScriptedRefusalDetails {
+  type: 'refusal';
+  category: string | null;
+  explanation: string | null;
+}
 
 /** Token counters as the API reports them. */
 export interface ScriptedUsage {
@@ -23,27 +45,44 @@ export interface ScriptedReply {
   content: ScriptedBlock[];
   /** Defaults to `'tool_use'` when any block is a tool_use, else `'end_turn'`. */
   stop_reason?: ScriptedStopReason;
+  /**
+   * Only with `stop_reason: 'refusal'`, where the API always sends one; defaults to
+   * `{ type: 'refusal', category: null, explanation: null }`.
+   */
+  stop_details?: ScriptedRefusalDetails;
   /** Overrides for the estimated usage (input ≈ request chars / 4, output ≈ reply chars / 4). */
   usage?: Partial<ScriptedUsage>;
 }
 
 /**
- * A failure injected instead of (or in the middle of) a normal answer.
+ * A failure (or an unusual answer) injected instead of, or in the middle of, a normal answer.
  *
  * - `http`: a plain JSON error response in the real API's shape.
  * - `stream_error`: HTTP 200 and SSE, then an `event: error` frame after `afterBlocks` complete
  *   content blocks (default 0: right after `message_start` and `ping`).
  * - `drop`: like `stream_error`, but the socket is destroyed instead of sending an error frame.
  * - `hang`: the request is read and never answered, until the client gives up.
+ * - `reply`: this attempt is answered with another reply than the turn's own: an empty, cut or
+ *   refused one. A reply that the client does not write into its transcript leaves the next
+ *   request on the same turn, so without this the same reply would answer it again.
  *
  * On a non-streaming request `stream_error` becomes a plain HTTP error of the matching status
  * and `drop` destroys the socket before any response byte.
  */
 export type Fault =
-  | { kind: 'http'; status: number; errorType: string; message?: string; retryAfterSeconds?: number }
-  | { kind: 'stream_error'; afterBlocks?: number; errorType: string; message?: string }
+  | {
+      kind: 'http';
+      status: number;
+      errorType: string;
+      message?: string;
+      retryAfterSeconds?: number;
+      /** Sent as `error.details.error_code`, e.g. `enforced_spend_limit_reached` on a 429. */
+      errorCode?: string;
+    }
+  | { kind: 'stream_error'; afterBlocks?: number; errorType: string; message?: string; errorCode?: string }
   | { kind: 'drop'; afterBlocks?: number }
-  | { kind: 'hang' };
+  | { kind: 'hang' }
+  | { kind: 'reply'; reply: ScriptedReply };
 
 /** Where a fault applies: turn index and 1-based attempt number for that turn. */
 export interface FaultTarget {

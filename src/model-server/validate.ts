@@ -1,6 +1,8 @@
 /**
  * The request checks the real Messages API enforces and that an agent loop can get wrong:
- * tool_use / tool_result pairing, tool_result placement, empty text, and the cache_control limit.
+ * empty messages, empty or blank text, trailing whitespace at the end of a final assistant
+ * message, tool_use ids (pattern, uniqueness), tool_use / tool_result pairing and placement,
+ * and the cache_control limit.
  *
  * Messages follow the API's wording (as seen in its 400 responses) so a test failure reads like
  * the production failure it predicts. Each check returns the first problem found, or undefined.
@@ -9,6 +11,7 @@
 type Json = Record<string, unknown>;
 
 const MAX_CACHE_CONTROL_BLOCKS = 4;
+const TOOL_USE_ID_PATTERN = /^[a-zA-Z0-9_-]+$/;
 
 function isObject(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -38,6 +41,8 @@ export function validateMessagesRequest(body: unknown): string | undefined {
     checkRequiredFields(body) ??
     checkMessageShapes(body.messages as unknown[]) ??
     checkEmptyText(body) ??
+    checkFinalAssistantWhitespace(body.messages as Json[]) ??
+    checkToolUseBlocks(body.messages as Json[]) ??
     checkToolPairing(groupTurns(body.messages as Json[])) ??
     checkCacheControl(body)
   );
@@ -74,7 +79,8 @@ function checkMessageShapes(messages: unknown[]): string | undefined {
         return `messages.${i}.content.${j}: Input tag must be a content block type`;
       }
     }
-    // Only a final assistant message (a prefill) may be empty.
+    // Only a final assistant message (a prefill) may be empty: a reply written back with no
+    // content, followed by anything at all, is refused.
     const isFinalAssistant = i === messages.length - 1 && message.role === 'assistant';
     if (content.length === 0 && !isFinalAssistant) {
       return `messages.${i}: all messages must have non-empty content except for the optional final assistant message`;
@@ -83,22 +89,59 @@ function checkMessageShapes(messages: unknown[]): string | undefined {
   return undefined;
 }
 
-function isEmptyTextBlock(block: unknown): boolean {
-  return isObject(block) && block.type === 'text' && block.text === '';
+/** Why a text block is refused: `''` and whitespace-only text get different messages. */
+function textProblem(block: unknown): 'must be non-empty' | 'must contain non-whitespace text' | undefined {
+  if (!isObject(block) || block.type !== 'text' || typeof block.text !== 'string') return undefined;
+  if (block.text === '') return 'must be non-empty';
+  return block.text.trim() === '' ? 'must contain non-whitespace text' : undefined;
 }
 
 function checkEmptyText(body: Json): string | undefined {
-  if (Array.isArray(body.system) && body.system.some(isEmptyTextBlock)) {
-    return 'system: text content blocks must be non-empty';
-  }
+  const systemProblem = Array.isArray(body.system) ? body.system.map(textProblem).find(Boolean) : undefined;
+  if (systemProblem) return `system: text content blocks ${systemProblem}`;
   for (const message of body.messages as Json[]) {
-    if (!Array.isArray(message.content)) continue;
+    // String content is one text block to the API (an empty string was refused earlier).
+    if (typeof message.content === 'string') {
+      const problem = textProblem({ type: 'text', text: message.content });
+      if (problem) return `messages: text content blocks ${problem}`;
+      continue;
+    }
     for (const block of message.content as Json[]) {
-      if (isEmptyTextBlock(block)) return 'messages: text content blocks must be non-empty';
       // Text nested in a tool_result is checked too: it reaches the model the same way.
-      if (block.type === 'tool_result' && Array.isArray(block.content) && block.content.some(isEmptyTextBlock)) {
-        return 'messages: text content blocks must be non-empty';
+      const nested = block.type === 'tool_result' && Array.isArray(block.content) ? block.content.map(textProblem) : [];
+      const problem = textProblem(block) ?? nested.find(Boolean);
+      if (problem) return `messages: text content blocks ${problem}`;
+    }
+  }
+  return undefined;
+}
+
+/** A final assistant message is continued by the model, so it may not end in whitespace. */
+function checkFinalAssistantWhitespace(messages: Json[]): string | undefined {
+  const last = messages.at(-1);
+  if (last?.role !== 'assistant') return undefined;
+  const content = last.content as string | Json[];
+  const lastBlock: Json | undefined = typeof content === 'string' ? { type: 'text', text: content } : content.at(-1);
+  if (lastBlock?.type === 'text' && typeof lastBlock.text === 'string' && /\s$/.test(lastBlock.text)) {
+    return 'messages: final assistant content cannot end with trailing whitespace';
+  }
+  return undefined;
+}
+
+/** tool_use ids must fit the API's pattern and be unique across the request; input must be an object. */
+function checkToolUseBlocks(messages: Json[]): string | undefined {
+  const seen = new Set<unknown>();
+  for (const [i, message] of messages.entries()) {
+    if (message.role !== 'assistant' || !Array.isArray(message.content)) continue;
+    for (const [j, block] of (message.content as Json[]).entries()) {
+      if (block.type !== 'tool_use') continue;
+      if (typeof block.id !== 'string' || !TOOL_USE_ID_PATTERN.test(block.id)) {
+        return `messages.${i}.content.${j}.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'`;
       }
+      if (!isObject(block.input))
+        return `messages.${i}.content.${j}.tool_use.input: Input should be a valid dictionary`;
+      if (seen.has(block.id)) return `messages.${i}.content.${j}: \`tool_use\` ids must be unique`;
+      seen.add(block.id);
     }
   }
   return undefined;

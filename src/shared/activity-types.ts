@@ -27,14 +27,39 @@ export interface CallModelInput {
 
 export interface CallModelResult {
   message: AssistantMessage;
+  /**
+   * The reply as kept: without a tool_use cut off by the end of the reply (see
+   * `truncatedToolUse`), without blank text blocks, and on `refusal` without any tool_use. Every
+   * tool_use left in it is complete and may be run.
+   */
   usage: Usage;
   stopReason: string | null;
+  /**
+   * The API's `stop_reason`: `end_turn`, `tool_use`, `max_tokens`, `stop_sequence`, `pause_turn`,
+   * `refusal` or `model_context_window_exceeded`.
+   */
   model: string;
-  /** The transcript with `append` and the assistant message written into it. */
+  /**
+   * The transcript with `append` and `message` written into it; equal to `transcriptBeforeReply`
+   * when `message` was not written: `emptyReply`, or `stopReason` `refusal`.
+   */
   transcript: TranscriptRef;
   /** The transcript with only `append` written: what a retry of this turn starts from. */
   transcriptBeforeReply: TranscriptRef;
 }
+  /**
+   * True when the reply kept no content (none came, only blank text, or only the cut tool_use):
+   * nothing was written, since the API refuses an assistant message with empty content.
+   */
+  emptyReply: boolean;
+  /**
+   * Set when the reply stopped (`max_tokens`, `model_context_window_exceeded`, `refusal`) in the
+   * middle of this tool call. Its input was partial, so it is in neither `message` nor the
+   * transcript, and must never run.
+   */
+  truncatedToolUse?: { id: string; name: string };
+  /** On `refusal`: the API's reason, either field null when it names none. */
+  stopDetails?: { category: string | null; explanation: string | null };
 
 export interface RunToolInput {
   sessionKey: SessionKey;
@@ -108,7 +133,15 @@ export const MODEL_FAILURE_TYPES = {
   overloadedFallback: 'overloaded_fallback',
   apiError: 'api_error',
   connection: 'connection',
+  /** 402 `billing_error`: nothing to retry until someone fixes the account. */
+  billing: 'billing',
+  /** A 429 for a spending cap (`enforced_spend_limit_reached`, ...): final, unlike a rate limit. */
+  spendLimit: 'spend_limit',
   streamStalled: 'stream_stalled',
   configuration: 'configuration',
 } as const;
+  /** 409 `conflict_error`: retried. */
+  conflict: 'conflict',
+  /** 408, 504 `timeout_error`: retried. */
+  timeout: 'timeout',
 export type ModelFailureType = (typeof MODEL_FAILURE_TYPES)[keyof typeof MODEL_FAILURE_TYPES];

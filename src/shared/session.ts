@@ -83,6 +83,8 @@ export interface State {
   readFileState: ReadFileStates;
   todos: TodoItem[];
   denials: Denial[];
+  /** Replies in a row that ended with stop_reason `pause_turn` (absent in older States). */
+  pauseTurnCount?: number;
 }
 
 export interface ResumeState {

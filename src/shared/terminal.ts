@@ -15,6 +15,10 @@ export const TERMINAL_REASONS = [
   'blocking_limit',
   // Not in the seed: the job could not start (e.g. its workspace is missing on the worker).
   'setup_failed',
+  // Not in the seed: replies stayed cut at the output limit after every recovery step.
+  'max_output_tokens',
+  // Not in the seed: the model stopped with stop_reason `refusal`.
+  'refusal',
 ] as const;
 export type TerminalReason = (typeof TERMINAL_REASONS)[number];
 
@@ -28,6 +32,8 @@ export const TRANSITION_REASONS = [
   'stop_hook_blocking',
   'token_budget_continuation',
   'fallback_model',
+  // Not in the seed: the API paused a long turn (`pause_turn`); the conversation is sent back as is.
+  'pause_turn',
 ] as const;
 export type TransitionReason = (typeof TRANSITION_REASONS)[number];
 

@@ -10,6 +10,7 @@ import {
 import type { CallModelResult } from '../shared/activity-types';
 import { MODEL_FAILURE_TYPES } from '../shared/activity-types';
 import { addUsage, assistantText, findToolUseBlocks } from '../shared/messages';
+import type { TextBlock, ToolUseBlock } from '../shared/messages';
 import { decideMaxOutputRecovery, exceedsMaxTurns } from '../shared/recovery';
 import { DEFAULT_SESSION_TIMEOUTS, initialState } from '../shared/session';
 import type { SessionInput, State } from '../shared/session';
@@ -21,6 +22,9 @@ import { prepareSession } from './session';
 import type { Session } from './session';
 import { SessionControl } from './session-control';
 import { runToolsPhase } from './tools-phase';
+
+/** A model that keeps pausing its turn is stopped after this many pauses in a row. */
+const MAX_CONSECUTIVE_PAUSES = 10;
 
 /** How a model call ended, as the loop needs to know it. */
 type ModelOutcome =
@@ -103,6 +107,7 @@ async function runTurn(session: Session, state: State): Promise<TurnStep> {
   if (text) control.record({ turn: state.turnCount, kind: 'assistant_text', text });
   const afterReply: State = {
     ...state,
+    pauseTurnCount: 0,
     transcript: reply.transcript,
     pending: [],
     usage: addUsage(state.usage, reply.usage),
@@ -111,8 +116,48 @@ async function runTurn(session: Session, state: State): Promise<TurnStep> {
   // The snapshot shows the reply's usage and text while the tools run, not the State before it.
   control.showTurnState(afterReply);
 
+  // Stop reasons that end or redirect the turn whatever the reply holds.
+  if (reply.stopReason === 'refusal') {
+    const why = [reply.stopDetails?.category, reply.stopDetails?.explanation].filter(Boolean).join(': ');
+    return {
+      kind: 'terminal',
+      state: afterReply,
+      reason: 'refusal',
+      detail: `the model declined to continue${why ? ` (${why})` : ''}; nothing it asked for in that reply was run`,
+    };
+  }
+  if (reply.stopReason === 'model_context_window_exceeded') {
+    return {
+      kind: 'terminal',
+      state: afterReply,
+      reason: 'prompt_too_long',
+      detail:
+        "the conversation filled the model's context window mid-reply; start a new job with a narrower task, or a model with a larger window",
+    };
+  }
   // The seed's needsFollowUp: tool_use blocks in the reply, never stop_reason.
   const toolUseBlocks = findToolUseBlocks(message);
+  // A tool call cut off by the output limit has a partial input: it is never run (the activity
+  // left it out of the reply); the reply takes the max-output recovery path instead.
+  if (reply.truncatedToolUse) return cutToolUse(session, state, afterReply, reply, toolUseBlocks);
+  if (reply.stopReason === 'pause_turn' && toolUseBlocks.length === 0) {
+    // The API paused a long turn: sending the conversation back as it is lets the model resume.
+    const pauses = (state.pauseTurnCount ?? 0) + 1;
+    if (pauses >= MAX_CONSECUTIVE_PAUSES) {
+      return {
+        kind: 'terminal',
+        state: afterReply,
+        reason: 'model_error',
+        detail: `the model paused its turn ${pauses} times in a row (stop_reason pause_turn); stopped rather than pay for more calls`,
+      };
+    }
+    return nextTurn(
+      session,
+      { ...afterReply, pauseTurnCount: pauses },
+      'pause_turn',
+      'paused reply not resumed: maxTurns reached',
+    );
+  }
   if (toolUseBlocks.length === 0) return endOfTurn(session, state, afterReply, reply);
 
   // Phase 4: the tools.
@@ -183,7 +228,12 @@ function endOfTurn(session: Session, before: State, after: State, reply: CallMod
         },
       };
     }
-    control.record({ turn: after.turnCount, kind: 'notice', text: 'output token limit reached; recovery exhausted' });
+    return {
+      kind: 'terminal',
+      state: after,
+      reason: 'max_output_tokens',
+      detail: outputLimitExhausted(session, before),
+    };
   }
 
   if (control.inbox.length > 0) {
@@ -207,6 +257,105 @@ function endOfTurn(session: Session, before: State, after: State, reply: CallMod
     };
   }
   return { kind: 'terminal', state: after, reason: 'completed' };
+}
+
+/**
+ * A reply that stopped at the output limit inside a tool call. First the same request runs again
+ * with room to finish (the cut reply is withheld); after that, the complete calls before the cut
+ * one run, and the model is told the cut call was not run and to split it up.
+ */
+async function cutToolUse(
+  session: Session,
+  before: State,
+  after: State,
+  reply: CallModelResult,
+  completeToolUses: ToolUseBlock[],
+): Promise<TurnStep> {
+  const cut = reply.truncatedToolUse as { id: string; name: string };
+  const { control } = session;
+  control.record({
+    turn: after.turnCount,
+    kind: 'notice',
+    text: `output token limit reached inside ${cut.name} (${cut.id}); the cut call is not run`,
+  });
+  const decision = decideMaxOutputRecovery({
+    maxTokens: session.maxTokens,
+    maxOutputTokensOverride: before.maxOutputTokensOverride,
+    maxOutputTokensRecoveryCount: before.maxOutputTokensRecoveryCount,
+  });
+  if (decision.kind === 'escalate') {
+    return {
+      kind: 'continue',
+      state: {
+        ...after,
+        transcript: reply.transcriptBeforeReply,
+        maxOutputTokensOverride: decision.maxTokens,
+        transition: { reason: 'max_output_tokens_escalate' },
+      },
+    };
+  }
+  if (decision.kind === 'exhausted') {
+    return {
+      kind: 'terminal',
+      state: after,
+      reason: 'max_output_tokens',
+      detail: outputLimitExhausted(session, before),
+    };
+  }
+  const notice: TextBlock = {
+    type: 'text',
+    text:
+      `Your previous reply stopped at the output token limit in the middle of the ${cut.name} call ${cut.id}, ` +
+      'so that call was not run. Issue it again with a smaller input (split a large Write, Edit or MultiEdit ' +
+      'into several calls), without repeating what you already wrote.',
+  };
+  const recovering = {
+    maxOutputTokensRecoveryCount: before.maxOutputTokensRecoveryCount + 1,
+    transition: { reason: 'max_output_tokens_recovery' as const },
+  };
+  if (completeToolUses.length === 0) {
+    return { kind: 'continue', state: { ...after, ...recovering, pending: [{ role: 'user', content: [notice] }] } };
+  }
+  // The complete calls before the cut one are in the transcript and must get their results.
+  control.phase = 'running_tools';
+  const tools = await runToolsPhase(session, after, completeToolUses);
+  const withResults: State = {
+    ...after,
+    ...recovering,
+    pending: [{ role: 'user', content: [...tools.results, notice] }],
+    readFileState: tools.effects.readFileState,
+    todos: tools.effects.todos,
+    denials: tools.effects.denials,
+  };
+  if (tools.aborted)
+    return { kind: 'terminal', state: withResults, reason: 'aborted_tools', detail: control.abortDetail };
+  const nextTurnCount = after.turnCount + 1;
+  if (exceedsMaxTurns(nextTurnCount, control.maxTurns)) {
+    return {
+      kind: 'terminal',
+      state: withResults,
+      reason: 'max_turns',
+      detail: `reached maxTurns ${control.maxTurns} with tool results pending`,
+    };
+  }
+  return { kind: 'continue', state: { ...withResults, turnCount: nextTurnCount } };
+}
+
+function outputLimitExhausted(session: Session, before: State): string {
+  const limit = before.maxOutputTokensOverride ?? session.maxTokens;
+  return (
+    `the reply was still cut at the output limit (${limit} tokens) after ${before.maxOutputTokensRecoveryCount} ` +
+    'continuation prompt(s); raise --max-tokens or split the task into smaller steps'
+  );
+}
+
+/** Go round again without a new user message (a paused turn), if maxTurns allows. */
+function nextTurn(session: Session, after: State, reason: 'pause_turn', detailIfStopped: string): TurnStep {
+  const nextTurnCount = after.turnCount + 1;
+  if (exceedsMaxTurns(nextTurnCount, session.control.maxTurns)) {
+    return { kind: 'terminal', state: after, reason: 'max_turns', detail: detailIfStopped };
+  }
+  return { kind: 'continue', state: { ...after, turnCount: nextTurnCount, transition: { reason } } };
 }
 
 /** Phase 5, taken at the turn boundary: user input queued by signal joins the next request. */
