@@ -7,9 +7,13 @@
 # See docker-compose.yml for the full stack (Postgres, Temporal, Temporal UI, worker).
 FROM node:20-bookworm-slim
 
-# ripgrep backs the agent's Grep/Glob tools; git is used by the agent's Bash tool and by some npm installs.
+# ripgrep backs the agent's Grep/Glob tools; git is used by the agent's Bash tool and by some npm installs;
+# bubblewrap is the sandbox Bash runs in. It needs user namespaces, which Docker's default seccomp
+# profile refuses: run the container with `--security-opt seccomp=unconfined` (and
+# `--security-opt apparmor=unconfined` where AppArmor is on), or the worker says at start that it
+# has no sandbox and jobs must opt out (--no-sandbox) to run Bash.
 RUN apt-get update \
-  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ripgrep git ca-certificates \
+  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ripgrep git ca-certificates bubblewrap \
   && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /app

@@ -3,7 +3,8 @@
 #
 #   1. npm dependencies: `npm ci`, only when node_modules is missing or package-lock.json is
 #      newer than node_modules/.package-lock.json;
-#   2. ripgrep (scripts/install-ripgrep.sh);
+#   2. ripgrep (scripts/install-ripgrep.sh), and bubblewrap, the sandbox of the agent's Bash
+#      (scripts/install-bubblewrap.sh; only warns when it cannot install);
 #   3. the Temporal CLI (scripts/install-temporal.sh); its absolute path is written to
 #      .tools/temporal-path for other scripts and tools to read;
 #   4. `npm run build --if-present`.
@@ -41,8 +42,9 @@ if [[ ! -f node_modules/.package-lock.json ]] || [[ package-lock.json -nt node_m
   run_quiet "npm ci" npm ci --no-audit --no-fund --loglevel=error
 fi
 
-# 2. ripgrep (silent when already installed).
+# 2. ripgrep and bubblewrap (silent when already installed).
 bash scripts/install-ripgrep.sh
+bash scripts/install-bubblewrap.sh
 
 # 3. Temporal CLI (silent when already available); record its path.
 temporal_path="$(bash scripts/install-temporal.sh)"

@@ -25,6 +25,16 @@ import {
 // ---------------------------------------------------------------------------------------------
 // Helpers used only here (the shared ones are in support/jobs.ts)
 
+/** The host pid of the live `sleep <duration>` process, if there is one. */
+async function sleepProcess(duration: string): Promise<number | undefined> {
+  for (const entry of await fs.promises.readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const cmdline = await fs.promises.readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
+    if (cmdline === `sleep\0${duration}\0` && isAlive(Number(entry))) return Number(entry);
+  }
+  return undefined;
+}
+
 async function loadTranscript(storeDir: string, terminal: Terminal): Promise<Message[]> {
   const transcripts = new TranscriptStore(new FileContentStore(storeDir));
   return transcripts.load({ head: terminal.transcriptHead, messageCount: terminal.messageCount });
@@ -74,7 +84,8 @@ describe('workflow: signals, query and limits', () => {
           {
             content: [
               { type: 'text', text: 'Running the long command.' },
-              toolUse('toolu_sleep', 'Bash', { command: 'echo $$ > sleep.pid && exec sleep 30' }),
+              // A unique duration names the process: inside the sandbox's PID namespace $$ is not a host pid.
+              toolUse('toolu_sleep', 'Bash', { command: 'exec sleep 30.0417' }),
               // Queued behind the Bash call (neither is concurrency-safe): it must never start.
               toolUse('toolu_write', 'Write', { file_path: 'after-abort.txt', content: 'should not exist' }),
             ],
@@ -83,20 +94,12 @@ describe('workflow: signals, query and limits', () => {
         ],
       };
       await withJob('abort-tools', { session }, async ({ server, handle, workspace, storeDir }) => {
-        const pidFile = path.join(workspace, 'sleep.pid');
         await waitForSnapshot(
           handle,
           (s) => s.runningTools.some((t) => t.toolUseId === 'toolu_sleep'),
           'the Bash call to start',
         );
-        const pid = await waitFor(
-          async () => {
-            const value = fs.existsSync(pidFile) ? Number(fs.readFileSync(pidFile, 'utf8').trim()) : NaN;
-            return Number.isInteger(value) && value > 0 && isAlive(value) ? value : undefined;
-          },
-          10_000,
-          'the sleep process',
-        );
+        const pid = await waitFor(async () => sleepProcess('30.0417'), 10_000, 'the sleep process');
 
         const started = Date.now();
         await handle.signal(abortSignal);

@@ -15,6 +15,7 @@ import { callModel } from './call-model';
 import { FileContentStore } from './store/content-store';
 import { TranscriptStore } from './store/transcript-store';
 import { runTool } from './run-tool';
+import { SandboxEngine } from './sandbox/engine';
 import { buildSystemPrompt } from './system-prompt';
 
 /** What the activities need from the outside world; tests pass their own (the seed's QueryDeps). */
@@ -24,8 +25,13 @@ export interface ActivityDeps {
   /** Directory of the content store and tool journal; shared by every worker of a job. */
   storeDir: string;
   clock?: () => Date;
-  /** Environment for Bash; defaults to the worker's minus its secrets. */
+  /** Environment Bash starts from; defaults to `defaultBashEnv(process.env)` (an allowlist, no credentials). */
   toolEnv?: NodeJS.ProcessEnv;
+  /**
+   * The worker's sandbox for Bash. Defaults to bubblewrap from PATH, hiding `storeDir` besides the
+   * built-in credential places; the worker passes one that hides its whole data folder and TLS files.
+   */
+  sandbox?: SandboxEngine;
   streamIdleMs?: number;
   /** Test hook, see `RunToolDeps.crashAfterJournal`. */
   crashAfterJournal?: string;
@@ -37,11 +43,13 @@ export function createActivities(deps: ActivityDeps) {
   const transcripts = new TranscriptStore(store);
   const clock = deps.clock ?? (() => new Date());
   const toolEnv = deps.toolEnv ?? defaultBashEnv(process.env);
+  const sandbox = deps.sandbox ?? new SandboxEngine({ workerPrivatePaths: [deps.storeDir] });
   return {
     callModel: (input: CallModelInput) =>
       callModel({ anthropic: deps.anthropic, store, transcripts, streamIdleMs: deps.streamIdleMs }, input),
-    runTool: (input: RunToolInput) => runTool({ store, toolEnv, crashAfterJournal: deps.crashAfterJournal }, input),
-    buildSystemPrompt: (input: BuildSystemPromptInput) => buildSystemPrompt({ store, clock }, input),
+    runTool: (input: RunToolInput) =>
+      runTool({ store, toolEnv, sandbox, crashAfterJournal: deps.crashAfterJournal }, input),
+    buildSystemPrompt: (input: BuildSystemPromptInput) => buildSystemPrompt({ store, clock, toolEnv }, input),
     commitTranscript: async (input: CommitTranscriptInput) =>
       transcripts.append(input.transcript, await transcripts.resolve(input.append)),
     loadSettings: async (input: LoadSettingsInput): Promise<LoadSettingsResult> => {

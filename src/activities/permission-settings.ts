@@ -8,6 +8,8 @@ import {
   type PermissionMode,
   type PermissionRules,
 } from '../shared/permissions';
+import { parseSandboxSettings } from '../shared/sandbox';
+import type { SandboxSettings } from '../shared/sandbox';
 import { SETTING_SOURCES } from '../shared/settings-trust';
 import type { SettingSource, SettingsLayer } from '../shared/settings-trust';
 
@@ -122,7 +124,7 @@ export function parseSettings(
   rules?: Partial<PermissionRules>;
   defaultMode?: PermissionMode;
   additionalDirectories?: string[];
-  sandbox?: unknown;
+  sandbox?: SandboxSettings;
 } {
   let data: unknown;
   try {
@@ -136,7 +138,12 @@ export function parseSettings(
     throw new Error(formatProblems(file, problems));
   }
   const permissions = parsed.data.permissions;
-  const sandbox = 'sandbox' in parsed.data ? { sandbox: parsed.data.sandbox } : {};
+  let sandbox: { sandbox?: SandboxSettings } = {};
+  if (parsed.data.sandbox !== undefined) {
+    const checked = parseSandboxSettings(parsed.data.sandbox, file);
+    if (!checked.ok) throw new Error(checked.message);
+    sandbox = { sandbox: checked.settings };
+  }
   if (permissions === undefined) return sandbox;
 
   const problems: string[] = [];

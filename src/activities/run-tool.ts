@@ -1,17 +1,21 @@
 import { Context } from '@temporalio/activity';
 import type { RunToolInput, ToolRunResult } from '../shared/activity-types';
 import type { ToolResultBlock } from '../shared/messages';
+import { jobSandboxOrDefault } from '../shared/sandbox';
 import { classifyToolUse } from '../shared/tool-definition';
 import type { ToolOutcome } from '../shared/tool-definition';
 import { getToolDefinition } from '../shared/tools';
+import type { SandboxEngine } from './sandbox/engine';
 import type { FileContentStore } from './store/content-store';
 import { ToolJournal } from './tool-journal';
 import { executeTool } from './tools';
 
 export interface RunToolDeps {
   store: FileContentStore;
-  /** The environment Bash runs with: the worker's, minus its secrets. */
+  /** The environment Bash starts from: an allowlist of the worker's variables, no credentials. */
   toolEnv: NodeJS.ProcessEnv;
+  /** The worker's sandbox; each call runs under its job's policy (the default when the input has none). */
+  sandbox: SandboxEngine;
   /**
    * Test hook: SIGKILL this worker right after the journal records this tool_use_id as completed,
    * before Temporal hears of it — the window the journal exists for.
@@ -38,6 +42,7 @@ export async function runTool(deps: RunToolDeps, input: RunToolInput): Promise<T
   }
 
   let outcome: ToolOutcome;
+  let sandboxed: boolean | undefined;
   const { readOnly } = classifyToolUse(getToolDefinition(toolUse.name), toolUse.input);
   if (recorded?.status === 'started' && !readOnly) {
     outcome = {
@@ -59,6 +64,11 @@ export async function runTool(deps: RunToolDeps, input: RunToolInput): Promise<T
         signal: ctx.cancellationSignal,
         heartbeat: (details?: unknown) => ctx.heartbeat(details),
         env: deps.toolEnv,
+        sandbox: { engine: deps.sandbox, policy: jobSandboxOrDefault(input.sandbox) },
+        sessionKey,
+        onCommandStart: (facts) => {
+          sandboxed = facts.sandboxed;
+        },
         readState: input.readState ?? {},
         readDenyRules: input.readDenyRules ?? [],
       });
@@ -82,6 +92,7 @@ export async function runTool(deps: RunToolDeps, input: RunToolInput): Promise<T
     preview: block.content.length > PREVIEW_CHARS ? `${block.content.slice(0, PREVIEW_CHARS)}…` : block.content,
     chars: block.content.length,
     ...(outcome.fileStates?.length ? { fileStates: outcome.fileStates } : {}),
+    ...(sandboxed !== undefined ? { sandboxed } : {}),
   };
   await journal.write({ status: 'completed', toolUseId: toolUse.id, name: toolUse.name, result, block });
   if (deps.crashAfterJournal === toolUse.id) process.kill(process.pid, 'SIGKILL');

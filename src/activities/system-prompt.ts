@@ -5,7 +5,9 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { ApplicationFailure } from '@temporalio/common';
 import type { BuildSystemPromptInput, BuildSystemPromptResult } from '../shared/activity-types';
+import { gitOverrideEnv, repositoryFilterOverrides } from './sandbox/git-hardening';
 import type { FileContentStore } from './store/content-store';
+import { defaultBashEnv } from './tools/bash-env';
 
 const run = promisify(execFile);
 /** CLAUDE.md beyond this is cut: it is instructions, not a corpus. */
@@ -15,6 +17,8 @@ const GIT_STATUS_LIMIT = 2_000;
 export interface SystemPromptDeps {
   store: FileContentStore;
   clock: () => Date;
+  /** Environment git runs with: the tools' (no credentials); `defaultBashEnv(process.env)` when absent. */
+  toolEnv?: NodeJS.ProcessEnv;
 }
 
 /**
@@ -34,7 +38,7 @@ export async function buildSystemPrompt(
       nonRetryable: true,
     });
   }
-  const git = await gitContext(workspace);
+  const git = await gitContext(workspace, deps.toolEnv ?? defaultBashEnv(process.env));
   const memory = await readMemoryFile(workspace);
   const sections = [
     "You are a coding agent working in a user's repository through tools. Use the tools to inspect and change " +
@@ -55,12 +59,20 @@ export async function buildSystemPrompt(
   return { ref: await deps.store.put(prompt), chars: prompt.length };
 }
 
-async function gitContext(workspace: string): Promise<string | undefined> {
+/**
+ * Branch and status of the workspace's repository. This git runs in the worker, outside any
+ * sandbox, in a repository nobody vetted: its environment holds no credential, and the
+ * repository's own config may not make it run anything (fsmonitor and signature checks off, the
+ * repository's filter drivers emptied, submodules and their configs not entered, no index write).
+ */
+async function gitContext(workspace: string, toolEnv: NodeJS.ProcessEnv): Promise<string | undefined> {
   try {
-    const options = { cwd: workspace, timeout: 10_000 };
+    const baseEnv = { ...toolEnv, GIT_OPTIONAL_LOCKS: '0' };
+    const filters = await repositoryFilterOverrides(workspace, { ...baseEnv, ...gitOverrideEnv() });
+    const options = { cwd: workspace, timeout: 10_000, env: { ...baseEnv, ...gitOverrideEnv(filters) } };
     // --show-current also names the branch of a repository with no commits yet.
     const branch = (await run('git', ['branch', '--show-current'], options)).stdout.trim() || '(detached HEAD)';
-    const status = (await run('git', ['status', '--short'], options)).stdout.trim();
+    const status = (await run('git', ['status', '--short', '--ignore-submodules=all'], options)).stdout.trim();
     const clipped = status.length > GIT_STATUS_LIMIT ? `${status.slice(0, GIT_STATUS_LIMIT)}\n… (status cut)` : status;
     return `Git branch: ${branch}\nGit status:\n${clipped || '(clean)'}`;
   } catch {

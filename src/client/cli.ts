@@ -70,6 +70,7 @@ export function buildProgram(): Command {
       collect,
       [],
     )
+    .option('--no-sandbox', 'run Bash without the OS sandbox (it can then read what the worker user can read)')
     .option(
       '--setting-sources <list>',
       'settings files to read: comma-separated user, project, local (default all; CI: workspace files only add deny/ask)',
@@ -258,6 +259,7 @@ export function buildProgram(): Command {
     .option('--deny <rule>', 'deny rule; repeatable', collect, [])
     .option('--ask <rule>', 'ask rule; repeatable', collect, [])
     .option('--yes', 'run a call the rules would ask about')
+    .option('--no-sandbox', 'run Bash without the OS sandbox')
     .action(async (name: string, json: string, flags: RunFlags & { cwd: string; yes?: boolean }) => {
       const { permissions } = buildSessionInput('tool', flags);
       const { runToolCommand } = await import('./tool-command');
@@ -272,6 +274,7 @@ export function buildProgram(): Command {
           ask: permissions?.ask ?? [],
           yes: flags.yes ?? false,
           ...(permissions?.restrictWorkspace ? { restrictWorkspace: true } : {}),
+          ...(flags.sandbox === false ? { noSandbox: true } : {}),
         },
         stdoutOutput,
         { write: (line) => process.stderr.write(`${line}\n`) },

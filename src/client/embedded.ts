@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { dataHome } from './config';
 import { freePort, isListening, isProcessAlive } from './free-port';
 import { findTemporalBinary } from './temporal-binary';
+import { handOverSecrets, secretHandoffSpawn } from '../worker/secret-handoff';
 
 /** A background process durable-agent started and may reuse: the embedded server or worker. */
 interface ProcessRecord {
@@ -113,7 +114,8 @@ export async function ensureEmbeddedServer(home = dataHome()): Promise<EmbeddedS
 
 /**
  * A background worker for the embedded server, started if none is running. It inherits this
- * shell's environment (so `ANTHROPIC_API_KEY` set here reaches it) and logs under the data directory.
+ * shell's environment, its credentials (`ANTHROPIC_API_KEY`, ...) handed over a pipe rather than
+ * in the environment, and logs under the data directory.
  */
 export async function ensureEmbeddedWorker(
   server: EmbeddedServer,
@@ -127,19 +129,21 @@ export async function ensureEmbeddedWorker(
     const log = fs.openSync(path.join(home, 'logs', 'worker.log'), 'a');
     // The worker runs the same build as this CLI: compiled JS, or TypeScript under ts-node in tests.
     const workerMain = path.join(__dirname, '..', 'worker', `main${path.extname(__filename)}`);
+    // Credentials go over a pipe, so the worker's /proc/<pid>/environ, which every command of
+    // this user can read for the worker's whole life, holds none.
+    const handoff = secretHandoffSpawn(
+      { ...process.env, TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: 'default', DURABLE_AGENT_HOME: home },
+      ['ignore', log, log],
+    );
     const child = spawn(process.execPath, [...process.execArgv, workerMain], {
       detached: true,
-      stdio: ['ignore', log, log],
-      env: {
-        ...process.env,
-        TEMPORAL_ADDRESS: server.address,
-        TEMPORAL_NAMESPACE: 'default',
-        DURABLE_AGENT_HOME: home,
-      },
+      stdio: handoff.stdio,
+      env: handoff.env,
     });
     child.unref();
     fs.closeSync(log);
     if (child.pid === undefined) throw new Error('Could not start the background worker');
+    await handOverSecrets(child, handoff.secrets);
     writeRecord(home, WORKER_RECORD, {
       pid: child.pid,
       port: Number(server.address.split(':')[1]),

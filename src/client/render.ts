@@ -1,6 +1,6 @@
 import type { SessionEvent, SessionSnapshot } from '../shared/session';
 import type { PermissionSummary } from '../shared/settings-trust';
-import type { Terminal } from '../shared/terminal';
+import type { SandboxReport, Terminal } from '../shared/terminal';
 
 /** Where the CLI writes; tests capture it. */
 export interface Output {
@@ -54,6 +54,13 @@ export function formatUsage(usage: Terminal['usage']): string {
   );
 }
 
+/** One line on how Bash was confined; loud when anything ran unsandboxed. */
+export function formatSandbox(report: SandboxReport, indent = '  '): string {
+  const ran = report.unsandboxedCommands;
+  const warning = ran > 0 ? ` — ${ran} command${ran === 1 ? '' : 's'} ran UNSANDBOXED` : '';
+  return `${indent}sandbox: ${report.description}${warning}`;
+}
+
 /** The mode in force and each rule with where it came from, one per line. */
 export function formatPermissions(summary: PermissionSummary, indent = '  '): string[] {
   const lines = [`${indent}permission mode: ${summary.mode} (from ${summary.modeSource})`];
@@ -70,7 +77,8 @@ export function formatTerminal(terminal: Terminal): string {
     .map((d) => `\n  denied: ${d.toolName} [${d.toolUseId}] — ${d.reason}`)
     .join('');
   const permissions = terminal.permissions ? `\n${formatPermissions(terminal.permissions).join('\n')}` : '';
-  return `Terminal: ${terminal.reason} after ${turns}${detail}\n  ${formatUsage(terminal.usage)} · model ${terminal.model}${permissions}${denials}`;
+  const sandbox = terminal.sandbox ? `\n${formatSandbox(terminal.sandbox)}` : '';
+  return `Terminal: ${terminal.reason} after ${turns}${detail}\n  ${formatUsage(terminal.usage)} · model ${terminal.model}${sandbox}${permissions}${denials}`;
 }
 
 export function formatSnapshot(id: string, snapshot: SessionSnapshot): string {
@@ -91,6 +99,7 @@ export function formatSnapshot(id: string, snapshot: SessionSnapshot): string {
     const marks = { pending: '[ ]', in_progress: '[~]', completed: '[x]' } as const;
     lines.push('  todos:', ...snapshot.todos.map((todo) => `    ${marks[todo.status]} ${todo.content}`));
   }
+  if (snapshot.sandbox && !snapshot.terminal) lines.push(formatSandbox(snapshot.sandbox));
   if (snapshot.permissions && !snapshot.terminal) lines.push(...formatPermissions(snapshot.permissions));
   else if (snapshot.permissionMode && !snapshot.terminal) lines.push(`  permission mode: ${snapshot.permissionMode}`);
   if (snapshot.queuedUserMessages > 0) lines.push(`  queued user messages: ${snapshot.queuedUserMessages}`);

@@ -26,6 +26,8 @@ export interface RunFlags {
   /** Claude Code's `--setting-sources`: a comma-separated subset of user, project, local. */
   settingSources?: string;
   addDir?: string[];
+  /** commander's `--no-sandbox`: false when given. */
+  sandbox?: boolean;
 }
 
 /** `CI=true` (or 1): the run is a pipeline's, and nobody vets the workspace it checks out. */
@@ -96,6 +98,7 @@ export function buildSessionInput(prompt: string, flags: RunFlags, env: NodeJS.P
     ...(tools ? { tools } : {}),
     ...(permissions ? { permissions } : {}),
     ...(settingSources ? { settingSources } : {}),
+    ...(flags.sandbox === false ? { noSandbox: true } : {}),
   };
 }
 

@@ -2,7 +2,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
 import { loadSettingsLayers } from '../activities/permission-settings';
-import { resolvePermissions, SETTING_SOURCES } from '../shared/settings-trust';
+import { resolvePermissions, sandboxLayersOf, SETTING_SOURCES } from '../shared/settings-trust';
+import { resolveJobSandbox } from '../shared/sandbox';
+import { SandboxEngine } from '../activities/sandbox/engine';
+import { dataHome } from './config';
 import { defaultBashEnv, executeTool } from '../activities/tools';
 import type { ReadFileStates } from '../shared/file-state';
 import type { ToolResultBlock } from '../shared/messages';
@@ -21,6 +24,8 @@ export interface ToolCommandOptions {
   yes?: boolean;
   /** CI: the workspace's settings files may only add deny and ask rules. */
   restrictWorkspace?: boolean;
+  /** `--no-sandbox`: run Bash without the OS sandbox. */
+  noSandbox?: boolean;
 }
 
 /**
@@ -49,8 +54,9 @@ export async function runToolCommand(
   // The same trust rules as a job: a workspace file never grants bypassPermissions, and in CI it
   // may only add deny and ask rules.
   const homeDir = os.homedir();
+  const layers = await loadSettingsLayers(workspace, { sources: [...SETTING_SOURCES], homeDir });
   const { context, summary } = resolvePermissions({
-    layers: await loadSettingsLayers(workspace, { sources: [...SETTING_SOURCES], homeDir }),
+    layers,
     own: {
       ...(options.permissionMode ? { mode: options.permissionMode } : {}),
       allow: options.allow,
@@ -61,7 +67,11 @@ export async function runToolCommand(
     workspace,
     homeDir,
   });
-  for (const why of summary.ignored) err.write(`setting ignored: ${why}`);
+  const sandboxed = resolveJobSandbox({
+    layers: sandboxLayersOf(layers),
+    noSandbox: options.noSandbox === true,
+  });
+  for (const why of [...summary.ignored, ...sandboxed.ignored]) err.write(`setting ignored: ${why}`);
   const decision = decidePermission(name, input, context);
   err.write(`permission: ${decision.behavior} — ${decision.reason}`);
   if (decision.behavior === 'deny' || (decision.behavior === 'ask' && !options.yes)) {
@@ -84,6 +94,9 @@ export async function runToolCommand(
       signal: controller.signal,
       heartbeat: () => undefined,
       env: defaultBashEnv(process.env),
+      // The same sandbox as a job's Bash, hiding the data folder of this machine's jobs.
+      sandbox: { engine: new SandboxEngine({ workerPrivatePaths: [dataHome()] }), policy: sandboxed.sandbox },
+      sessionKey: 'one-shot',
       readState,
       // As in a job: the tools re-check Read deny rules on real paths and on what a search finds.
       readDenyRules: context.rules.deny.filter((rule) => rule.trim().startsWith('Read(')),

@@ -1,6 +1,7 @@
 import type { FileStateUpdate, ReadFileStates } from './file-state';
 import type { AssistantMessage, ToolUseBlock, Usage } from './messages';
 import type { PermissionMode, PermissionRules } from './permissions';
+import type { JobSandbox } from './sandbox';
 import type { SettingSource, SettingsLayer } from './settings-trust';
 import type { ContentRef, PendingUserMessage, TranscriptRef } from './transcript';
 
@@ -26,18 +27,18 @@ export interface CallModelInput {
 }
 
 export interface CallModelResult {
-  message: AssistantMessage;
   /**
    * The reply as kept: without a tool_use cut off by the end of the reply (see
    * `truncatedToolUse`), without blank text blocks, and on `refusal` without any tool_use. Every
    * tool_use left in it is complete and may be run.
    */
+  message: AssistantMessage;
   usage: Usage;
-  stopReason: string | null;
   /**
    * The API's `stop_reason`: `end_turn`, `tool_use`, `max_tokens`, `stop_sequence`, `pause_turn`,
    * `refusal` or `model_context_window_exceeded`.
    */
+  stopReason: string | null;
   model: string;
   /**
    * The transcript with `append` and `message` written into it; equal to `transcriptBeforeReply`
@@ -46,7 +47,6 @@ export interface CallModelResult {
   transcript: TranscriptRef;
   /** The transcript with only `append` written: what a retry of this turn starts from. */
   transcriptBeforeReply: TranscriptRef;
-}
   /**
    * True when the reply kept no content (none came, only blank text, or only the cut tool_use):
    * nothing was written, since the API refuses an assistant message with empty content.
@@ -60,6 +60,7 @@ export interface CallModelResult {
   truncatedToolUse?: { id: string; name: string };
   /** On `refusal`: the API's reason, either field null when it names none. */
   stopDetails?: { category: string | null; explanation: string | null };
+}
 
 export interface RunToolInput {
   sessionKey: SessionKey;
@@ -72,6 +73,11 @@ export interface RunToolInput {
    * re-checks what it really touches (a symlink's target, each file a Grep or Glob finds).
    */
   readDenyRules?: string[];
+  /**
+   * The job's sandbox policy for Bash. Absent (a job started before sandboxing existed): the
+   * sandbox is required, with the default policy.
+   */
+  sandbox?: JobSandbox;
 }
 
 /** A tool's result as the workflow keeps it: the content itself is in the store. */
@@ -83,6 +89,8 @@ export interface ToolRunResult {
   chars: number;
   /** Changes to the session's file knowledge (a Read records a file, a Write updates it). */
   fileStates?: FileStateUpdate[];
+  /** Set when the call started a command: true if it ran in the OS sandbox, false if unsandboxed. */
+  sandboxed?: boolean;
 }
 
 export interface PermissionSettings {
@@ -125,23 +133,23 @@ export const MODEL_FAILURE_TYPES = {
   promptTooLong: 'prompt_too_long',
   invalidRequest: 'invalid_request',
   authentication: 'authentication',
+  /** 402 `billing_error`: nothing to retry until someone fixes the account. */
+  billing: 'billing',
+  /** A 429 for a spending cap (`enforced_spend_limit_reached`, ...): final, unlike a rate limit. */
+  spendLimit: 'spend_limit',
   permission: 'permission',
   notFound: 'not_found',
   requestTooLarge: 'request_too_large',
+  /** 409 `conflict_error`: retried. */
+  conflict: 'conflict',
+  /** 408, 504 `timeout_error`: retried. */
+  timeout: 'timeout',
   rateLimited: 'rate_limited',
   overloaded: 'overloaded',
   overloadedFallback: 'overloaded_fallback',
   apiError: 'api_error',
   connection: 'connection',
-  /** 402 `billing_error`: nothing to retry until someone fixes the account. */
-  billing: 'billing',
-  /** A 429 for a spending cap (`enforced_spend_limit_reached`, ...): final, unlike a rate limit. */
-  spendLimit: 'spend_limit',
   streamStalled: 'stream_stalled',
   configuration: 'configuration',
 } as const;
-  /** 409 `conflict_error`: retried. */
-  conflict: 'conflict',
-  /** 408, 504 `timeout_error`: retried. */
-  timeout: 'timeout',
 export type ModelFailureType = (typeof MODEL_FAILURE_TYPES)[keyof typeof MODEL_FAILURE_TYPES];

@@ -2,7 +2,9 @@ import type { ReadFileStates } from './file-state';
 import { emptyUsage } from './messages';
 import type { Usage } from './messages';
 import type { PermissionContext, PermissionMode } from './permissions';
+import type { JobSandbox } from './sandbox';
 import type { SettingSource, PermissionSummary } from './settings-trust';
+import type { SandboxReport } from './terminal';
 import type { TodoItem } from './tools/todo-write';
 import type { Denial, Terminal, Transition } from './terminal';
 import { emptyTranscript } from './transcript';
@@ -42,6 +44,8 @@ export interface SessionInput {
   tools?: string[];
   timeouts?: Partial<SessionTimeouts>;
   permissions?: SessionPermissions;
+  /** `--no-sandbox`: run Bash without the OS sandbox (the user's explicit choice). */
+  noSandbox?: boolean;
   /** Which settings files to read (Claude Code's `--setting-sources`); all three when absent. */
   settingSources?: SettingSource[];
   /** Set only by continue-as-new: the State and bookkeeping to carry over. */
@@ -85,6 +89,8 @@ export interface State {
   denials: Denial[];
   /** Replies in a row that ended with stop_reason `pause_turn` (absent in older States). */
   pauseTurnCount?: number;
+  /** Bash commands that ran without the OS sandbox (absent in older States). */
+  unsandboxedCommands?: number;
 }
 
 export interface ResumeState {
@@ -94,6 +100,8 @@ export interface ResumeState {
   permissions?: PermissionContext;
   /** Where the mode and each rule came from, for `status` and the Terminal. */
   permissionSummary?: PermissionSummary;
+  /** The job's sandbox policy, resolved at start. */
+  sandbox?: JobSandbox;
   maxTurns: number | undefined;
   inbox: string[];
   events: SessionEvent[];
@@ -141,6 +149,8 @@ export interface SessionSnapshot {
   permissionMode: PermissionMode | undefined;
   /** The mode in force and where it and each rule came from. */
   permissions?: PermissionSummary;
+  /** How Bash is confined, and how many commands ran unsandboxed. */
+  sandbox?: SandboxReport;
   usage: Usage;
   queuedUserMessages: number;
   abortRequested: boolean;

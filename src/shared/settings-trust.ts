@@ -7,6 +7,7 @@
  * add deny and ask rules. Pure code: the workflow resolves this on the layers an activity read.
  */
 import { mergeRules } from './permissions';
+import type { SandboxSettings, SandboxSettingsLayer } from './sandbox';
 import type { PermissionContext, PermissionMode, PermissionRules, RuleList } from './permissions';
 
 export const SETTING_SOURCES = ['user', 'project', 'local'] as const;
@@ -21,8 +22,8 @@ export interface SettingsLayer {
   defaultMode?: PermissionMode;
   /** As written in the file; resolved against the workspace (or `~`) here. */
   additionalDirectories?: string[];
-  /** The file's `sandbox` block, unparsed here (the sandbox settings own its schema). */
-  sandbox?: unknown;
+  /** The file's `sandbox` block, validated (Claude Code's field names). */
+  sandbox?: SandboxSettings;
 }
 
 /** What the job's own start options say (CLI flags), the most trusted layer. */
@@ -154,4 +155,11 @@ function resolveDirectory(dir: string, workspace: string, homeDir: string | unde
     else out.push(segment);
   }
   return `/${out.join('/')}`;
+}
+
+/** The layers that have a `sandbox` block, as `resolveJobSandbox` takes them. */
+export function sandboxLayersOf(layers: SettingsLayer[]): SandboxSettingsLayer[] {
+  return layers.flatMap((layer) =>
+    layer.sandbox ? [{ source: layer.source, file: layer.file, sandbox: layer.sandbox }] : [],
+  );
 }

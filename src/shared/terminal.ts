@@ -65,4 +65,16 @@ export interface Terminal {
   todos: TodoItem[];
   /** The permission mode in force and where it and each rule came from. */
   permissions?: PermissionSummary;
+  /** How Bash was confined; `unsandboxedCommands` > 0 means some ran without the OS sandbox. */
+  sandbox?: SandboxReport;
+}
+
+/** The sandbox as `status` and the Terminal show it. */
+export interface SandboxReport {
+  enabled: boolean;
+  /** Where the choice came from: 'default', '--no-sandbox', a settings file. */
+  source: string;
+  /** One line: what a command can and cannot reach. */
+  description: string;
+  unsandboxedCommands: number;
 }

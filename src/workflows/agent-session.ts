@@ -65,6 +65,7 @@ export async function agentSession(input: SessionInput): Promise<Terminal> {
             state,
             systemPromptRef: session.systemPromptRef,
             ...(session.permissions ? { permissions: session.permissions } : {}),
+            ...(session.sandbox ? { sandbox: session.sandbox } : {}),
             ...control.carryOver(),
           },
         });
@@ -169,6 +170,7 @@ async function runTurn(session: Session, state: State): Promise<TurnStep> {
     readFileState: tools.effects.readFileState,
     todos: tools.effects.todos,
     denials: tools.effects.denials,
+    unsandboxedCommands: tools.effects.unsandboxedCommands,
   };
   if (tools.aborted)
     return { kind: 'terminal', state: withResults, reason: 'aborted_tools', detail: control.abortDetail };
@@ -326,6 +328,7 @@ async function cutToolUse(
     readFileState: tools.effects.readFileState,
     todos: tools.effects.todos,
     denials: tools.effects.denials,
+    unsandboxedCommands: tools.effects.unsandboxedCommands,
   };
   if (tools.aborted)
     return { kind: 'terminal', state: withResults, reason: 'aborted_tools', detail: control.abortDetail };

@@ -32,6 +32,7 @@ export async function finish(
     denials: state.denials,
     todos: state.todos,
     ...(control.permissionSummary ? { permissions: control.permissionSummary } : {}),
+    ...(control.sandbox ? { sandbox: control.sandboxReport(state) } : {}),
   };
   return publish(control, state, terminal);
 }

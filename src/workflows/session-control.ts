@@ -2,6 +2,9 @@ import { CancellationScope, setHandler } from '@temporalio/workflow';
 import type { Terminal } from '../shared/terminal';
 import type { PermissionMode } from '../shared/permissions';
 import type { PermissionSummary } from '../shared/settings-trust';
+import { describeJobSandbox } from '../shared/sandbox';
+import type { JobSandbox } from '../shared/sandbox';
+import type { SandboxReport } from '../shared/terminal';
 import type {
   ApprovalAnswer,
   NewSessionEvent,
@@ -41,6 +44,8 @@ export class SessionControl {
   readonly approvals = new Map<string, { request: PendingApproval; answer?: ApprovalAnswer }>();
   permissionMode: PermissionMode | undefined;
   permissionSummary: PermissionSummary | undefined;
+  /** The job's sandbox policy; undefined for jobs started before it existed. */
+  sandbox: JobSandbox | undefined;
   terminal: Terminal | undefined;
   private events: SessionEvent[];
   /**
@@ -64,6 +69,18 @@ export class SessionControl {
     this.events = resume ? [...resume.events] : [];
     this.nextSeq = resume ? resume.nextSeq : 1;
     this.permissionSummary = resume?.permissionSummary;
+    this.sandbox = resume?.sandbox;
+  }
+
+  /** How Bash is confined in this job, for `status` and the Terminal. */
+  sandboxReport(state: State): SandboxReport | undefined {
+    if (!this.sandbox) return undefined;
+    return {
+      enabled: this.sandbox.enabled,
+      source: this.sandbox.source,
+      description: describeJobSandbox(this.sandbox),
+      unsandboxedCommands: state.unsandboxedCommands ?? 0,
+    };
   }
 
   install(): void {
@@ -192,6 +209,7 @@ export class SessionControl {
       todos: state.todos,
       permissionMode: this.permissionMode,
       ...(this.permissionSummary ? { permissions: this.permissionSummary } : {}),
+      ...(this.sandbox ? { sandbox: this.sandboxReport(state) } : {}),
       usage: state.usage,
       queuedUserMessages: this.inbox.length,
       abortRequested: this.abortRequested,

@@ -1,6 +1,8 @@
 import { ActivityFailure, patched } from '@temporalio/workflow';
 import { mergeRules } from '../shared/permissions';
-import { resolvePermissions, SETTING_SOURCES } from '../shared/settings-trust';
+import { resolvePermissions, sandboxLayersOf, SETTING_SOURCES } from '../shared/settings-trust';
+import { resolveJobSandbox } from '../shared/sandbox';
+import type { JobSandbox } from '../shared/sandbox';
 import type { PermissionContext } from '../shared/permissions';
 import { DEFAULT_MAX_TOKENS } from '../shared/recovery';
 import type { SessionInput } from '../shared/session';
@@ -17,6 +19,8 @@ export interface Session {
   maxTokens: number;
   activities: SessionActivities;
   control: SessionControl;
+  /** The sandbox policy of every tool call; undefined for jobs started before it existed (the tools then require the default). */
+  sandbox: JobSandbox | undefined;
   /** Undefined only for jobs started before permissions existed (their histories replay without). */
   permissions: PermissionContext | undefined;
 }
@@ -45,7 +49,12 @@ export async function prepareSession(
   if (input.resume) {
     return {
       kind: 'ready',
-      session: { ...base, systemPromptRef: input.resume.systemPromptRef, permissions: input.resume.permissions },
+      session: {
+        ...base,
+        systemPromptRef: input.resume.systemPromptRef,
+        permissions: input.resume.permissions,
+        sandbox: input.resume.sandbox,
+      },
     };
   }
   try {
@@ -55,6 +64,7 @@ export async function prepareSession(
       appendSystemPrompt: input.appendSystemPrompt,
     });
     let permissions: PermissionContext | undefined;
+    let sandbox: JobSandbox | undefined;
     if (patched('setting-sources')) {
       // User, project and local settings as Claude Code reads them; what a workspace file may
       // grant is decided here, in replayable code, not in the activity that read the files.
@@ -65,8 +75,15 @@ export async function prepareSession(
       const resolved = resolvePermissions({ layers, own: input.permissions, workspace: input.workspace, homeDir });
       permissions = resolved.context;
       control.permissionSummary = resolved.summary;
-      for (const why of resolved.summary.ignored)
+      const sandboxed = resolveJobSandbox({
+        layers: sandboxLayersOf(layers),
+        noSandbox: input.noSandbox === true,
+      });
+      sandbox = sandboxed.sandbox;
+      control.sandbox = sandbox;
+      for (const why of [...resolved.summary.ignored, ...sandboxed.ignored]) {
         control.record({ turn: 1, kind: 'notice', text: `setting ignored: ${why}` });
+      }
     } else if (patched('permission-settings')) {
       const settings = await activities.loadPermissionSettings({ workspace: input.workspace });
       const own = input.permissions;
@@ -76,7 +93,7 @@ export async function prepareSession(
         workspace: input.workspace,
       };
     }
-    return { kind: 'ready', session: { ...base, systemPromptRef: ref, permissions } };
+    return { kind: 'ready', session: { ...base, systemPromptRef: ref, permissions, sandbox } };
   } catch (error) {
     // A job that cannot start (workspace missing on the worker, broken settings file) still ends
     // with a Terminal that says why.

@@ -5,6 +5,7 @@ import type { ToolUseBlock } from '../shared/messages';
 import { decidePermission, suggestAllowRule } from '../shared/permissions';
 import type { PermissionContext } from '../shared/permissions';
 import type { ApprovalAnswer, PendingApproval, SessionPermissions } from '../shared/session';
+import type { JobSandbox } from '../shared/sandbox';
 import type { Denial } from '../shared/terminal';
 import { TODO_WRITE_RESULT, todoWriteTool } from '../shared/tools/todo-write';
 import type { TodoItem } from '../shared/tools/todo-write';
@@ -18,6 +19,8 @@ export interface TurnEffects {
   readFileState: ReadFileStates;
   todos: TodoItem[];
   denials: Denial[];
+  /** Bash commands that ran without the OS sandbox, the job's count so far. */
+  unsandboxedCommands: number;
 }
 
 export interface GateContext {
@@ -27,6 +30,8 @@ export interface GateContext {
   permissions: () => PermissionContext | undefined;
   addAllowRule: (rule: string) => void;
   settings: SessionPermissions | undefined;
+  /** The job's sandbox policy, passed to every call; undefined for jobs started before it existed. */
+  sandbox: JobSandbox | undefined;
   runTool: (input: RunToolInput) => Promise<ToolRunResult>;
   effects: TurnEffects;
 }
@@ -67,6 +72,7 @@ export async function gateAndRun(toolUse: ToolUseBlock, ctx: GateContext): Promi
       toolUse,
       readState,
       ...(readDenyRules?.length ? { readDenyRules } : {}),
+      ...(ctx.sandbox ? { sandbox: ctx.sandbox } : {}),
     });
   } catch (error) {
     // Retries exhausted: an infrastructure failure, not the model's. The model is told and the job
@@ -77,6 +83,7 @@ export async function gateAndRun(toolUse: ToolUseBlock, ctx: GateContext): Promi
       ran: true,
     };
   }
+  if (result.sandboxed === false) ctx.effects.unsandboxedCommands += 1;
   for (const update of result.fileStates ?? []) {
     if (update.state) ctx.effects.readFileState = { ...ctx.effects.readFileState, [update.key]: update.state };
     else {

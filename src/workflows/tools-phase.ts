@@ -20,7 +20,12 @@ export async function runToolsPhase(
 ): Promise<ToolsPhaseOutcome> {
   const { control, activities } = session;
   const turn = state.turnCount;
-  const effects: TurnEffects = { readFileState: state.readFileState, todos: state.todos, denials: [...state.denials] };
+  const effects: TurnEffects = {
+    readFileState: state.readFileState,
+    todos: state.todos,
+    denials: [...state.denials],
+    unsandboxedCommands: state.unsandboxedCommands ?? 0,
+  };
   const outcome = await control.runAbortable(() =>
     runTools(toolUseBlocks, {
       runTool: (toolUse) =>
@@ -42,6 +47,7 @@ export async function runToolsPhase(
             }
           },
           settings: session.input.permissions,
+          sandbox: session.sandbox,
           runTool: activities.runTool,
           effects,
         }),

@@ -85,6 +85,8 @@ export { ScriptedModelServer, type ScriptedSession };
 export interface WorkerProcess {
   child: import('node:child_process').ChildProcess;
   kill(signal?: NodeJS.Signals): Promise<void>;
+  /** Everything the worker printed so far, stdout and stderr. */
+  logs(): string;
 }
 
 export async function spawnWorkerProcess(options: {
@@ -93,28 +95,39 @@ export async function spawnWorkerProcess(options: {
   modelUrl: string;
   home: string;
   extraEnv?: NodeJS.ProcessEnv;
+  /**
+   * Credentials to hand over a pipe, as `durable-agent` starts its embedded worker
+   * (`src/worker/secret-handoff.ts`), instead of the default `ANTHROPIC_API_KEY` in the environment.
+   */
+  secrets?: Record<string, string>;
 }): Promise<WorkerProcess> {
   const { spawn } = await import('node:child_process');
+  const { handOverSecrets, secretHandoffSpawn } = await import('../../src/worker/secret-handoff');
   const root = path.join(__dirname, '..', '..');
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    TEMPORAL_ADDRESS: options.address,
+    TEMPORAL_NAMESPACE: 'default',
+    DURABLE_AGENT_TASK_QUEUE: options.taskQueue,
+    DURABLE_AGENT_HOME: options.home,
+    DURABLE_AGENT_STREAM_IDLE_MS: '5000',
+    ...(options.secrets ? {} : { ANTHROPIC_API_KEY: 'test-key' }),
+    ANTHROPIC_BASE_URL: options.modelUrl,
+    ...options.extraEnv,
+  };
+  const handoff = options.secrets
+    ? secretHandoffSpawn({ ...env, ...options.secrets }, ['ignore', 'pipe', 'pipe'])
+    : undefined;
   const child = spawn(
     process.execPath,
     ['-r', 'ts-node/register/transpile-only', path.join(root, 'src', 'worker', 'main.ts')],
     {
       cwd: root,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: {
-        ...process.env,
-        TEMPORAL_ADDRESS: options.address,
-        TEMPORAL_NAMESPACE: 'default',
-        DURABLE_AGENT_TASK_QUEUE: options.taskQueue,
-        DURABLE_AGENT_HOME: options.home,
-        DURABLE_AGENT_STREAM_IDLE_MS: '5000',
-        ANTHROPIC_API_KEY: 'test-key',
-        ANTHROPIC_BASE_URL: options.modelUrl,
-        ...options.extraEnv,
-      },
+      stdio: handoff ? handoff.stdio : ['ignore', 'pipe', 'pipe'],
+      env: handoff ? handoff.env : env,
     },
   );
+  if (handoff) await handOverSecrets(child, handoff.secrets);
   let output = '';
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   await new Promise<void>((resolve, reject) => {
@@ -133,12 +146,14 @@ export async function spawnWorkerProcess(options: {
       reject(new Error(`worker process exited with ${code}:\n${output}`));
     });
   });
+  // The start-up listeners stay attached, so `output` keeps growing with everything printed.
   return {
     child,
     kill: async (signal = 'SIGKILL') => {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       await exited;
     },
+    logs: () => output,
   };
 }
 

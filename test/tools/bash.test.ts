@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { runBash } from '../../src/activities/tools/bash';
-import { defaultBashEnv, executeTool, type ToolContext } from '../../src/activities/tools/index';
+import { buildToolEnv, defaultBashEnv, executeTool, type ToolContext } from '../../src/activities/tools/index';
 import { toolContext } from './support/context';
 
 let workspace: string;
@@ -90,7 +90,7 @@ describe('Bash', () => {
     expect(Date.now() - started).toBeLessThan(2500);
   });
 
-  it('keeps secrets out of the default environment', async () => {
+  it('builds the default environment from an allowlist and never passes a credential', async () => {
     const names = [
       'ANTHROPIC_API_KEY',
       'ANTHROPIC_AUTH_TOKEN',
@@ -99,23 +99,37 @@ describe('Bash', () => {
       'MY_SECRET',
       'OPENAI_API_KEY',
     ];
-    const saved = names.map((name) => process.env[name]);
+    const extra = ['DURABLE_AGENT_HARMLESS', 'DURABLE_AGENT_LISTED', 'DURABLE_AGENT_TOOL_ENV', 'TEMPORAL_TLS_KEY'];
+    const saved = [...names, ...extra].map((name) => process.env[name]);
     for (const name of names) process.env[name] = `value-of-${name}`;
-    process.env.DURABLE_AGENT_HARMLESS = 'visible';
+    process.env.DURABLE_AGENT_HARMLESS = 'unlisted';
+    process.env.DURABLE_AGENT_LISTED = 'listed';
+    process.env.TEMPORAL_TLS_KEY = '/etc/worker/tls.key';
+    // Listing a credential does not let it through.
+    process.env.DURABLE_AGENT_TOOL_ENV = 'DURABLE_AGENT_LISTED, GITHUB_TOKEN';
     try {
       const result = await bash({ command: 'env' });
       for (const name of names) {
         expect(result.content).not.toContain(name);
         expect(result.content).not.toContain(`value-of-${name}`);
       }
-      expect(result.content).toContain('DURABLE_AGENT_HARMLESS=visible');
-      expect(defaultBashEnv({ A_TOKEN: 'x', PATH: '/bin' })).toEqual({ PATH: '/bin' });
+      expect(result.content).not.toContain('DURABLE_AGENT_HARMLESS');
+      expect(result.content).not.toContain('tls.key');
+      expect(result.content).toContain('DURABLE_AGENT_LISTED=listed');
+      expect(result.content).toMatch(/^PATH=/m);
+      expect(result.content).toMatch(/^HOME=/m);
+      expect(result.content).toContain('GIT_CONFIG_KEY_0=core.fsmonitor');
+      expect(defaultBashEnv({ A_TOKEN: 'x', PATH: '/bin', NODE_OPTIONS: '--inspect' })).toEqual({ PATH: '/bin' });
+      expect(buildToolEnv({ LC_ALL: 'C', LANG: 'en', FOO: 'x', FOO_TOKEN: 'y' }, ['FOO', 'FOO_TOKEN'])).toEqual({
+        LC_ALL: 'C',
+        LANG: 'en',
+        FOO: 'x',
+      });
     } finally {
-      names.forEach((name, i) => {
+      [...names, ...extra].forEach((name, i) => {
         if (saved[i] === undefined) delete process.env[name];
         else process.env[name] = saved[i];
       });
-      delete process.env.DURABLE_AGENT_HARMLESS;
     }
   });
 

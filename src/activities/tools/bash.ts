@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { StringDecoder } from 'node:string_decoder';
+import { sandboxNetworkMode } from '../../shared/sandbox';
 import type { ToolOutcome } from '../../shared/tool-definition';
 import {
   BASH_DEFAULT_TIMEOUT_MS,
@@ -7,6 +8,8 @@ import {
   BASH_MAX_TIMEOUT_MS,
   type BashInput,
 } from '../../shared/tools/bash';
+import type { PreparedCommand, RefusedCommand } from '../sandbox/engine';
+import { withGitHardening } from '../sandbox/git-hardening';
 import { abortError } from './abort-error';
 import { defaultBashEnv } from './bash-env';
 import { toolError, toolResult } from './fs-errors';
@@ -28,21 +31,60 @@ interface Finished {
   timedOut: boolean;
 }
 
-/** Run `bash -c command` in the workspace as its own process group, with a timeout. */
+/**
+ * Run `bash -c command` in the workspace as its own process group, with a timeout: inside the
+ * worker's sandbox unless the job opted out, and refused when the job needs the sandbox and the
+ * worker has none.
+ */
 export async function runBash(input: BashInput, ctx: ToolContext, heartbeatMs = HEARTBEAT_MS): Promise<ToolOutcome> {
   const timeoutMs = Math.min(input.timeout ?? BASH_DEFAULT_TIMEOUT_MS, BASH_MAX_TIMEOUT_MS);
   let result: Finished | { spawnError: Error };
+  let prepared: PreparedCommand;
   try {
-    result = await runProcess(input.command, timeoutMs, ctx, heartbeatMs);
+    const outcome = await prepareCommand(input.command, ctx);
+    if ('refused' in outcome) return toolError(outcome.refused);
+    prepared = outcome;
+    result = await runProcess(prepared, timeoutMs, ctx, heartbeatMs);
   } catch (error) {
     if (error instanceof Error && error.name === 'AbortError') throw error;
     return toolError(`Could not start bash: ${error instanceof Error ? error.message : String(error)}`);
   }
   if ('spawnError' in result) return toolError(`Could not start bash: ${result.spawnError.message}`);
-  return formatResult(result, timeoutMs);
+  return formatResult(result, timeoutMs, prepared.sandboxed ? sandboxHints(result, ctx) : []);
 }
 
-function formatResult(run: Finished, timeoutMs: number): ToolOutcome {
+function prepareCommand(command: string, ctx: ToolContext): Promise<PreparedCommand | RefusedCommand> {
+  const env = ctx.env ?? defaultBashEnv();
+  if (!ctx.sandbox) {
+    return Promise.resolve({ file: 'bash', args: ['-c', command], env: withGitHardening(env), sandboxed: false });
+  }
+  return ctx.sandbox.engine.prepare({
+    command,
+    workspace: ctx.workspace,
+    sessionKey: ctx.sessionKey ?? 'one-shot',
+    policy: ctx.sandbox.policy,
+    env,
+  });
+}
+
+/** A failed sandboxed command may have hit the sandbox's walls; say where they are. */
+function sandboxHints(run: Finished, ctx: ToolContext): string[] {
+  if (run.exitCode === 0 || run.timedOut || !ctx.sandbox) return [];
+  const hints: string[] = [];
+  if (/Read-only file system/.test(run.output)) {
+    hints.push('(Sandbox: commands may write only inside the workspace and $TMPDIR.)');
+  }
+  const { policy } = ctx.sandbox;
+  const domains = policy.network?.allowedDomains ?? [];
+  if (sandboxNetworkMode(policy) === 'none' && domains.length > 0 && !domains.includes('*')) {
+    hints.push(
+      `(Sandbox: there is no network. allowedDomains ${domains.join(', ')} cannot be enforced by host name here; "*" allows every host.)`,
+    );
+  }
+  return hints;
+}
+
+function formatResult(run: Finished, timeoutMs: number, hints: string[] = []): ToolOutcome {
   const parts: string[] = [];
   const output = run.output.replace(/[\r\n]+$/, '');
   if (output) parts.push(output);
@@ -54,7 +96,7 @@ function formatResult(run: Finished, timeoutMs: number): ToolOutcome {
     return toolError(parts.join('\n'));
   }
   if (run.exitCode !== null && run.exitCode !== 0) {
-    parts.push(`Exit code ${run.exitCode}`);
+    parts.push(`Exit code ${run.exitCode}`, ...hints);
     return toolError(parts.join('\n'));
   }
   if (run.signal) {
@@ -65,7 +107,7 @@ function formatResult(run: Finished, timeoutMs: number): ToolOutcome {
 }
 
 function runProcess(
-  command: string,
+  prepared: PreparedCommand,
   timeoutMs: number,
   ctx: ToolContext,
   heartbeatMs: number,
@@ -73,13 +115,16 @@ function runProcess(
   if (ctx.signal.aborted) return Promise.reject(abortError());
   return new Promise((resolve, reject) => {
     // detached: the child leads a new process group, so one kill reaches everything it started.
-    const child = spawn('bash', ['-c', command], {
+    // In the sandbox, the group is bwrap and its PID namespace: whatever leaves the group (setsid)
+    // still dies with the namespace when bwrap does.
+    const child = spawn(prepared.file, prepared.args, {
       cwd: ctx.workspace,
-      env: ctx.env ?? defaultBashEnv(),
+      env: prepared.env,
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const pid = child.pid;
+    if (pid !== undefined) ctx.onCommandStart?.({ sandboxed: prepared.sandboxed });
     let output = '';
     let totalChars = 0;
     let timedOut = false;

@@ -23,7 +23,7 @@ import { runWrite } from './write';
 
 export type { ToolContext } from './tool-context';
 export { resolveWorkspacePath, type WorkspacePath, type WorkspacePathResult } from './workspace-path';
-export { defaultBashEnv, isSecretEnvName } from './bash-env';
+export { buildToolEnv, defaultBashEnv, isSecretEnvName, toolEnvNames } from './bash-env';
 export { isAbortError } from './abort-error';
 export { LARGE_RESULT_CHARS, LARGE_RESULT_PREVIEW_CHARS } from './large-result';
 export { TOOL_RESULTS_DIR, WORKSPACE_DATA_DIR } from './workspace-data';

@@ -1,4 +1,6 @@
 import type { ReadFileStates } from '../../shared/file-state';
+import type { JobSandbox } from '../../shared/sandbox';
+import type { SandboxEngine } from '../sandbox/engine';
 
 /** What a tool implementation gets besides its input. */
 export interface ToolContext {
@@ -8,8 +10,20 @@ export interface ToolContext {
   signal: AbortSignal;
   /** Called while a long tool runs so the activity's heartbeat timeout does not expire. */
   heartbeat: (details?: unknown) => void;
-  /** Environment for Bash; the caller strips secrets. Defaults to this process's environment minus secrets. */
+  /**
+   * Environment for Bash, already free of credentials; `buildToolEnv(process.env)` when absent.
+   * Bash adds `TMPDIR` (the job's private temp folder) and the git hardening variables.
+   */
   env?: NodeJS.ProcessEnv;
+  /**
+   * How Bash is confined: the worker's sandbox and the job's policy. Absent only for the
+   * one-shot `durable-agent tool` call, which then runs its command unconfined.
+   */
+  sandbox?: { engine: SandboxEngine; policy: JobSandbox };
+  /** The job the call belongs to; its private temp folder is keyed by it. */
+  sessionKey?: string;
+  /** Told, once a command has started, whether it runs in the sandbox. */
+  onCommandStart?: (facts: { sandboxed: boolean }) => void;
   /**
    * The session's knowledge of the files this call touches, keyed by `fileStateKey(workspace,
    * file_path)`: at least the keys `fileStateKeysFor` names. Write and Edit refuse a file missing

@@ -1,0 +1,10 @@
+export { SandboxEngine, refusalMessage } from './engine';
+export type { CommandRequest, PreparedCommand, RefusedCommand, SandboxEngineOptions } from './engine';
+export { configuredBwrap, probeSandbox } from './probe';
+export type { SandboxAvailability } from './probe';
+export { buildBwrapArgs, orderMounts } from './bwrap-args';
+export type { BwrapPlan, Mount } from './bwrap-args';
+export { resolveMounts, resolveSettingsPath } from './mounts';
+export { gitOverrideEnv, gitShimDir, repositoryFilterOverrides, withGitHardening } from './git-hardening';
+export { HOME_CREDENTIAL_PLACES, SYSTEM_CREDENTIAL_PLACES, WORKSPACE_PROTECTED_PATHS } from './defaults';
+export { unsandboxedReach } from './reach';
