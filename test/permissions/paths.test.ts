@@ -116,9 +116,10 @@ describe('src/shared/permissions stays workflow-safe', () => {
     expect(source).not.toMatch(/\bprocess\.|\bDate\b|Math\.random|require\(/);
   });
 
-  it('bash-classify.ts, which it imports, is pure too', () => {
+  it('bash-classify.ts, which it imports, is pure too and imports only from here', () => {
     const source = fs.readFileSync(path.join(__dirname, '../../src/shared/tools/bash-classify.ts'), 'utf8');
-    expect(source).not.toMatch(/^import /m);
+    const imports = [...source.matchAll(/from '([^']+)'/g)].map((match) => match[1] as string);
+    for (const specifier of imports) expect(specifier).toMatch(/^\.\.\/permissions\//);
     expect(source).not.toMatch(/\bprocess\.|\bDate\b|Math\.random|require\(/);
   });
 });

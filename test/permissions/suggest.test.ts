@@ -24,6 +24,9 @@ describe('suggestAllowRule', () => {
     ['python3 script.py', 'Bash(python3 script.py)'],
     ['curl https://example.com', 'Bash(curl https://example.com)'],
     ['sudo apt install x', 'Bash(sudo apt install x)'],
+    // Readers only ask when they read outside the workspace: approve that read, not every read.
+    ['cat ~/.aws/config', 'Bash(cat ~/.aws/config)'],
+    ['grep -r TODO /srv/app', 'Bash(grep -r TODO /srv/app)'],
     ['FOO=1 npm test', 'Bash(FOO=1 npm test)'],
     ['"npm" test', 'Bash("npm" test)'],
     // Compound commands, redirections and substitutions: the exact command.

@@ -3,19 +3,27 @@
  * - allow rules are strict: a rule approves one simple command; a compound command is approved
  *   only when every part is approved on its own; anything whose list of commands cannot be known
  *   from the text (substitutions, subshells, control structures, unparseable input) is never
- *   approved by a command rule; a redirection to a file needs an exact rule.
- * - deny and ask rules are broad: they match when ANY part matches, also after removing
- *   environment assignments and harmless wrappers (`sudo`, `env`, `timeout 5`, `nice`, `xargs`, ...),
- *   inside `bash -c '...'`, and, for commands that cannot be parsed, any fragment of the text.
- *   A false "deny" costs a prompt or a retry; a false "allow" can cost the repository.
+ *   approved by a command rule; nor is a command whose program is not a plain word (`$X`, `r?`,
+ *   `{r,}m`); a redirection to a file needs an exact rule.
+ * - deny and ask rules are broad: they are matched against what will really run (see
+ *   `bash-invocations.ts`): every simple command, nested ones included, with the program reduced to
+ *   its name, looked into through wrappers (`env`, `timeout`, `xargs`, `sudo`, ...), `sh -c`
+ *   bodies, `find -exec`, `eval`. Where part of the command cannot be known from the text (a
+ *   program or argument that is a variable, a substitution or a glob; a shell reading commands
+ *   from a pipe; input the reader cannot parse), a rule that could match some expansion of it
+ *   cannot be ruled out: the caller asks instead of allowing.
+ * A false "deny" costs a prompt or a retry; a false "allow" can cost the repository.
  */
-import { splitShellCommand, type ShellSplit, type ShellSubCommand, type ShellToken } from '../tools/bash-classify';
+import { splitShellCommand, type ShellSplit, type ShellSubCommand } from '../tools/bash-classify';
+import { readBashCommand, type BashReading, type Invocation } from './bash-invocations';
 import { escapeRegExp } from './paths';
 import { normalizeCommandBlanks } from './rules';
+import { parseShell } from './shell-parse';
 import type { ParsedRule } from './types';
 
 type BashRule = Extract<ParsedRule, { kind: 'bash-exact' | 'bash-prefix' | 'bash-wildcard' }>;
 
+/** True for `Bash(...)` rules with a command specifier. */
 export function isBashCommandRule(rule: ParsedRule): rule is BashRule {
   return rule.kind === 'bash-exact' || rule.kind === 'bash-prefix' || rule.kind === 'bash-wildcard';
 }
@@ -38,18 +46,9 @@ function wildcardRegExp(pattern: string, optionalTail: boolean): RegExp {
   const key = `${optionalTail ? 1 : 0}${pattern}`;
   let cached = WILDCARD_CACHE.get(key);
   if (cached) return cached;
-  const body = optionalTail ? pattern.slice(0, -2) : pattern;
   let source = '';
-  for (let i = 0; i < body.length; i++) {
-    const ch = body[i] as string;
-    if (ch === '\\' && (body[i + 1] === '*' || body[i + 1] === '\\')) {
-      source += escapeRegExp(body[i + 1] as string);
-      i++;
-    } else if (ch === '*') {
-      source += '[\\s\\S]*';
-    } else {
-      source += escapeRegExp(ch);
-    }
+  for (const piece of wildcardPieces(pattern, optionalTail)) {
+    source += piece === ANY ? '[\\s\\S]*' : escapeRegExp(piece);
   }
   if (optionalTail) source += '(?: [\\s\\S]*)?';
   cached = new RegExp(`^${source}$`);
@@ -61,11 +60,73 @@ function wildcardRegExp(pattern: string, optionalTail: boolean): RegExp {
 /** The parse of a command, computed once per decision. */
 export interface BashAnalysis {
   command: string;
+  /** The strict split allow rules use. */
   split: ShellSplit;
+  /** What the command runs, for deny and ask rules. */
+  reading: BashReading;
+  /** Texts a deny or ask rule is tried against for a sure match. */
+  candidates: string[];
+  /** Parts whose text is only known when the command runs, with why. */
+  unknowns: Array<{ template: Piece[]; why: string }>;
 }
 
+/** Parse `command` for the rules (both directions). */
 export function analyzeBashCommand(command: string): BashAnalysis {
-  return { command, split: splitShellCommand(command) };
+  const split = splitShellCommand(command);
+  const reading = readBashCommand(command);
+  const candidates = new Set<string>([normalizeCommandBlanks(command)]);
+  if (split.ok) {
+    candidates.add(split.text);
+    for (const sub of split.commands) {
+      candidates.add(sub.text);
+      candidates.add(sub.textWithoutRedirects);
+    }
+  }
+  const unknowns: BashAnalysis['unknowns'] = [];
+  for (const invocation of reading.invocations) {
+    for (const text of invocationTexts(invocation)) candidates.add(text);
+    const unknown = invocation.words.find((word, index) => !word.literal && !(index === 0 && invocation.program));
+    if (unknown !== undefined || invocation.program === undefined) {
+      const why =
+        invocation.why ??
+        (invocation.program === undefined
+          ? `its program ${JSON.stringify(unknown?.raw ?? '')} is only known when the command runs`
+          : `${JSON.stringify(unknown?.raw ?? '')} in ${JSON.stringify(invocation.program)} is only known when the command runs`);
+      unknowns.push({ template: invocationTemplate(invocation, false), why });
+      const first = invocation.words[0];
+      if (invocation.program !== undefined && first?.literal === true && first.value !== invocation.program) {
+        unknowns.push({ template: invocationTemplate(invocation, true), why });
+      }
+    }
+  }
+  if (reading.unreadable.length > 0) {
+    // Whatever the reader could not follow: its loose pieces may still show a sure match.
+    for (const fragment of looseFragments(command)) {
+      candidates.add(fragment);
+      for (const invocation of readBashCommand(fragment).invocations) {
+        for (const text of invocationTexts(invocation)) candidates.add(text);
+      }
+    }
+  }
+  return { command, split, reading, candidates: [...candidates].filter((text) => text !== ''), unknowns };
+}
+
+/** How a deny or ask rule relates to a command. */
+export type BroadMatch = { kind: 'match'; text: string } | { kind: 'possible'; why: string } | undefined;
+
+/**
+ * A deny or ask rule against a command: a sure match, or "possible" when the rule could match
+ * what an unknown part of the command turns out to be, or undefined when it certainly does not.
+ */
+export function matchBashRuleBroadly(rule: BashRule, analysis: BashAnalysis): BroadMatch {
+  const hit = analysis.candidates.find((text) => bashRuleMatchesText(rule, text));
+  if (hit !== undefined) return { kind: 'match', text: hit };
+  const [unreadable] = analysis.reading.unreadable;
+  if (unreadable !== undefined) return { kind: 'possible', why: `part of the command cannot be read (${unreadable})` };
+  const unknown = analysis.unknowns.find(({ template }) =>
+    ruleAlternatives(rule).some((alternative) => mayIntersect(alternative, template)),
+  );
+  return unknown === undefined ? undefined : { kind: 'possible', why: unknown.why };
 }
 
 /**
@@ -78,121 +139,123 @@ export function allowTexts(sub: ShellSubCommand): { texts: string[]; exactOnly: 
   return { texts: unique([sub.textWithoutRedirects, sub.text]), exactOnly: false };
 }
 
-/** Does an allow rule approve this simple command? */
+/** Does an allow rule approve this simple command? Never when its program is not a plain word. */
 export function allowRuleMatchesSubCommand(rule: BashRule, sub: ShellSubCommand): boolean {
   const { texts, exactOnly } = allowTexts(sub);
   if (exactOnly && rule.kind !== 'bash-exact') return false;
-  return texts.some((text) => bashRuleMatchesText(rule, text));
+  return texts.some((text) => bashRuleMatchesText(rule, text)) && plainProgram(sub) !== false;
 }
 
-/** Every text a deny or ask rule is tried against (see the module comment). */
-export function broadCandidates(analysis: BashAnalysis): string[] {
-  const out = new Set<string>();
-  collectBroad(analysis.command, analysis.split, out, 0);
-  return [...out].filter((text) => text !== '');
+/**
+ * Whether the program of `sub` is a plain word (after quote removal), false when it is only known
+ * once the command runs (`$X`, `r?`, `{r,}m`, `~x`), undefined when it has no program.
+ */
+export function plainProgram(sub: ShellSubCommand): boolean | undefined {
+  const parsed = parseShell(sub.textWithoutRedirects);
+  const [first] = parsed.commands;
+  if (parsed.problems.length > 0 || first === undefined) return false;
+  const program = first.words[0];
+  return program === undefined ? undefined : program.literal;
 }
 
-function collectBroad(command: string, split: ShellSplit, out: Set<string>, depth: number): void {
-  out.add(normalizeCommandBlanks(command));
-  if (split.ok) {
-    out.add(split.text);
-    for (const sub of split.commands) {
-      out.add(sub.text);
-      out.add(sub.textWithoutRedirects);
-      addTokenVariants(sub.tokens, out, depth);
+// --- texts and templates of invocations ------------------------------------------------------------
+
+/** The ways an invocation's text may be written in a rule: by name, as written, and raw. */
+function invocationTexts(invocation: Invocation): string[] {
+  // Words are joined by single blanks already; blanks inside a word were quoted and stay.
+  const values = invocation.words.map((word) => word.value);
+  const texts = [values.join(' '), invocation.words.map((word) => word.raw).join(' ')];
+  if (invocation.program !== undefined) texts.unshift([invocation.program, ...values.slice(1)].join(' '));
+  return unique(texts);
+}
+
+/** A rule or command as a sequence of characters and "any text" wildcards. */
+const ANY: unique symbol = Symbol('any');
+type Piece = string | typeof ANY;
+
+/**
+ * The invocation's text with every unknown word as "any text" (which may also be empty or
+ * several words); the program by name, or `asWritten` (`/bin/rm`).
+ */
+function invocationTemplate(invocation: Invocation, asWritten: boolean): Piece[] {
+  const out: Piece[] = [];
+  invocation.words.forEach((word, index) => {
+    const byName = index === 0 && invocation.program !== undefined && !asWritten;
+    const unknownProgram = index === 0 && invocation.program === undefined;
+    const known = byName ? invocation.program : word.literal && !unknownProgram ? word.value : undefined;
+    if (known === undefined) {
+      if (out[out.length - 1] !== ANY) out.push(ANY);
+      return;
     }
-    return;
-  }
-  for (const fragment of looseFragments(command)) {
-    out.add(fragment);
-    const words = fragment.split(' ').map((word) => ({ raw: word, value: word }));
-    addTokenVariants(words, out, depth);
-  }
+    if (out.length > 0 && out[out.length - 1] !== ANY) out.push(' ');
+    for (const ch of known) out.push(ch);
+  });
+  return out;
 }
 
-function addTokenVariants(tokens: ShellToken[], out: Set<string>, depth: number): void {
-  let words = tokens.map((token) => token.value);
-  out.add(words.join(' '));
-  for (let guard = 0; guard < 8; guard++) {
-    const stripped = stripOneWrapper(words);
-    if (stripped === undefined) break;
-    words = stripped;
-    if (words.length === 0) break;
-    out.add(words.join(' '));
-  }
-  // `bash -c '...'`, `sh -c`, `eval ...`: what they run is a command line of its own.
-  const [program, ...args] = words;
-  if (depth < 3 && program !== undefined) {
-    let inner: string | undefined;
-    if (SHELLS.has(basename(program))) {
-      const flag = args.findIndex((arg) => /^-[a-z]*c[a-z]*$/.test(arg));
-      if (flag >= 0) inner = args[flag + 1];
-    } else if (program === 'eval') {
-      inner = args.join(' ');
+function ruleAlternatives(rule: BashRule): Piece[][] {
+  switch (rule.kind) {
+    case 'bash-exact':
+      return [[...rule.command]];
+    case 'bash-prefix':
+      return [[...rule.prefix], [...rule.prefix, ' ', ANY]];
+    case 'bash-wildcard': {
+      const body = wildcardPieces(rule.pattern, rule.optionalTail).flatMap((piece): Piece[] =>
+        piece === ANY ? [ANY] : [...piece],
+      );
+      return rule.optionalTail ? [body, [...body, ' ', ANY]] : [body];
     }
-    if (inner !== undefined && inner !== '') collectBroad(inner, splitShellCommand(inner), out, depth + 1);
   }
 }
 
-const SHELLS = new Set(['bash', 'sh', 'zsh', 'dash', 'ksh', 'fish']);
-
-/** Remove one leading environment assignment or wrapper program (with its options). */
-function stripOneWrapper(words: string[]): string[] | undefined {
-  const [first, ...rest] = words;
-  if (first === undefined) return undefined;
-  if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(first)) return rest;
-  const name = basename(first);
-  switch (name) {
-    case 'sudo':
-    case 'doas':
-      return skipOptions(rest, new Set(['-u', '-g', '-C', '-D', '-h', '-p', '-r', '-t', '-U']));
-    case 'env': {
-      const afterOptions = skipOptions(rest, new Set(['-u', '-C', '-S']));
-      return afterOptions.slice(leadingAssignments(afterOptions));
+/** A wildcard pattern as literal text and `*` wildcards (`\*` is a star, `\\` a backslash). */
+function wildcardPieces(pattern: string, optionalTail: boolean): Piece[] {
+  const body = optionalTail ? pattern.slice(0, -2) : pattern;
+  const out: Piece[] = [];
+  for (let i = 0; i < body.length; i++) {
+    const ch = body[i] as string;
+    if (ch === '\\' && (body[i + 1] === '*' || body[i + 1] === '\\')) {
+      out.push(body[i + 1] as string);
+      i++;
+    } else {
+      out.push(ch === '*' ? ANY : ch);
     }
-    case 'command':
-    case 'builtin':
-    case 'exec':
-    case 'nohup':
-    case 'time':
-    case 'stdbuf':
-    case 'ionice':
-    case 'chroot':
-      return skipOptions(rest, new Set(['-c', '-n', '-t']));
-    case 'nice':
-      return skipOptions(rest, new Set(['-n']));
-    case 'xargs':
-      return skipOptions(rest, new Set(['-I', '-n', '-P', '-L', '-s', '-d', '-E', '-a']));
-    case 'timeout': {
-      const afterOptions = skipOptions(rest, new Set(['-s', '-k', '--signal', '--kill-after']));
-      return afterOptions.slice(1); // the duration
+  }
+  return out;
+}
+
+/** Above this many states, "could these match the same text?" is answered yes without looking. */
+const MAX_INTERSECTION_STATES = 4_000_000;
+
+/** Is there a text both patterns match? (Both are characters and "any text" wildcards.) */
+function mayIntersect(a: Piece[], b: Piece[]): boolean {
+  const n = a.length;
+  const m = b.length;
+  if ((n + 1) * (m + 1) > MAX_INTERSECTION_STATES) return true;
+  const width = m + 1;
+  const reach = new Uint8Array((n + 1) * width);
+  reach[0] = 1;
+  for (let i = 0; i <= n; i++) {
+    for (let j = 0; j <= m; j++) {
+      if (reach[i * width + j] === 0) continue;
+      if (i === n && j === m) return true;
+      const x = a[i];
+      const y = b[j];
+      if (x === ANY) {
+        reach[(i + 1) * width + j] = 1;
+        if (j < m) reach[i * width + j + 1] = 1;
+      }
+      if (y === ANY) {
+        reach[i * width + j + 1] = 1;
+        if (i < n) reach[(i + 1) * width + j] = 1;
+      }
+      if (x !== undefined && y !== undefined && x !== ANY && y !== ANY && x === y) reach[(i + 1) * width + j + 1] = 1;
     }
-    default:
-      return undefined;
   }
+  return false;
 }
 
-function skipOptions(words: string[], withValue: Set<string>): string[] {
-  let i = 0;
-  while (i < words.length && (words[i] as string).startsWith('-')) {
-    const word = words[i] as string;
-    i++;
-    if (word === '--') break;
-    if (withValue.has(word)) i++;
-  }
-  return words.slice(i);
-}
-
-function leadingAssignments(words: string[]): number {
-  let count = 0;
-  while (count < words.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[count] as string)) count++;
-  return count;
-}
-
-function basename(program: string): string {
-  const slash = program.lastIndexOf('/');
-  return slash >= 0 ? program.slice(slash + 1) : program;
-}
+// --- unreadable commands -----------------------------------------------------------------------------
 
 const CONTROL_WORDS = new Set([
   'if',
@@ -213,7 +276,7 @@ const CONTROL_WORDS = new Set([
 ]);
 
 /**
- * For a command that cannot be parsed: every piece between shell punctuation, quotes and
+ * For a command that cannot be read: every piece between shell punctuation, quotes and
  * substitution brackets, with leading control keywords dropped. Only used to find deny matches.
  */
 function looseFragments(command: string): string[] {

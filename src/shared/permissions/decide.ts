@@ -16,17 +16,46 @@
  *   6. the mode's default for the tool.
  * Finally dontAsk turns every "ask" into "deny" (the docs: dontAsk "auto-denies tools unless
  * pre-approved"), which makes it the right mode for CI.
+ *
+ * Bash rules are matched against what will really run (`bash.ts`, `bash-invocations.ts`). When a
+ * part of the command is only known once it runs (the program is `$X`, `$(echo rm)`, a backtick
+ * substitution, a glob such as `/bin/r?` or a brace expansion; a shell reads commands from a
+ * pipe; the reader cannot parse the line) and a Bash deny or ask rule could match what it turns
+ * out to be, that rule cannot be ruled out: the call asks, in every mode, bypassPermissions
+ * included (denied under plan and dontAsk). Deny rules are documented to hold in every mode, and a
+ * rule that can be talked around by spelling the program differently would not hold.
+ * With no such rule, an unknowable program is just a command that is not read-only: the mode
+ * decides (default and acceptEdits ask, plan and dontAsk deny, bypassPermissions runs it, since
+ * the user asked for everything to run and there is no rule to protect), and no allow rule other
+ * than the bare `Bash` ever approves it.
+ *
+ * "Read-only" Bash (auto-allowed in default, acceptEdits, plan and dontAsk) means read-only and
+ * inside: every path the command names resolves inside the workspace or an added directory
+ * (`bash-read-only.ts`), and none is covered by a Read deny or ask rule; `/proc`, `/sys`, home
+ * dot files and anything outside take the mode's normal course. Read, Glob and Grep inside an added
+ * directory are allowed as inside the workspace, and acceptEdits accepts edits there too.
  */
-import { isReadOnlyBashCommand, type ShellSubCommand } from '../tools/bash-classify';
+import type { ShellSubCommand } from '../tools/bash-classify';
 import {
   allowRuleMatchesSubCommand,
   analyzeBashCommand,
   bashRuleMatchesText,
-  broadCandidates,
   isBashCommandRule,
+  matchBashRuleBroadly,
+  plainProgram,
   type BashAnalysis,
 } from './bash';
-import { isInsideDirectory, matchPathPattern, normalizeDirectory, relativeSegments, resolveToolPath } from './paths';
+import { classifyReadOnlyBash, readsOfProgram, type ReadOnlyContext, type ReadOnlyVerdict } from './bash-read-only';
+import type { Refusal } from './bash-read-only-programs';
+import {
+  isInsideDirectory,
+  isInWorkingDirectories,
+  matchPathPattern,
+  normalizeDirectory,
+  pathPatternMayCover,
+  relativeSegments,
+  resolveToolPath,
+} from './paths';
 import { EDIT_FAMILY, normalizeCommandBlanks, parseRule, READ_FAMILY, ruleAppliesTo } from './rules';
 import { suggestAllowRule } from './suggest';
 import type {
@@ -53,12 +82,22 @@ interface Call {
   family: Family;
   workspace: string;
   homeDir: string | undefined;
+  /** The workspace and the added directories, normalised. */
+  roots: string[];
+  /** Where Bash commands run, for the read-only test. */
+  scope: ReadOnlyContext;
   /** Why the input cannot be evaluated (the tool will reject it before doing anything). */
   invalid?: string;
   /** Absolute, normalised path of a Read/Glob/Grep/Edit/MultiEdit/Write call. */
   path?: string;
   bash?: BashAnalysis;
   readOnly: boolean;
+  /** For Bash: why the command is not read-only. */
+  notReadOnly?: Refusal;
+  /** For Bash: the Read deny and ask rules, which also keep a command from counting as read-only. */
+  readRules?: Entry[];
+  /** For Bash: a path a known reading program reads that a Read deny or ask rule covers. */
+  readCover?: { list: RuleList; rule: string; path: string; sure: boolean };
   input: unknown;
 }
 
@@ -80,9 +119,14 @@ interface Outcome {
   modeClause?: string;
 }
 
+/**
+ * Decide whether the call `toolName(input)` may run under `ctx` (mode, rules, workspace): allow,
+ * deny, or ask the user. The reason is written for the model, which reads it when denied.
+ */
 export function decidePermission(toolName: string, input: unknown, ctx: PermissionContext): PermissionDecision {
-  const call = describeCall(toolName, input, ctx);
-  const outcome = decide(call, ctx.mode, parseLists(ctx.rules));
+  const lists = parseLists(ctx.rules);
+  const call = describeCall(toolName, input, ctx, lists);
+  const outcome = decide(call, ctx.mode, lists);
   return finish(outcome, call, ctx.mode);
 }
 
@@ -116,11 +160,22 @@ function decide(call: Call, mode: PermissionMode, lists: Record<RuleList, Entry[
       rule: denied.rule,
     };
   }
-  // 2. plan mode is read-only
-  if (mode === 'plan' && !call.readOnly) {
+  if (call.readCover?.list === 'deny' && call.readCover.sure) {
     return {
       behavior: 'deny',
-      reason: `Denied: plan mode is read-only, and ${describeAction(call)}. Explore with read-only tools and present your plan; changes can be made once the user approves it and leaves plan mode.`,
+      reason: `Denied by rule ${call.readCover.rule} in permissions.deny: the command reads ${call.readCover.path}, which the rule does not let any tool read.`,
+      rule: call.readCover.rule,
+    };
+  }
+  // 2. plan mode is read-only
+  if (mode === 'plan' && !call.readOnly) {
+    const explore =
+      call.notReadOnly?.outside !== undefined
+        ? 'Explore inside the workspace (or ask the user to add the directory)'
+        : 'Explore with read-only tools';
+    return {
+      behavior: 'deny',
+      reason: `Denied: plan mode is read-only, and ${describeAction(call)}. ${explore} and present your plan; changes can be made once the user approves it and leaves plan mode.`,
     };
   }
   if (denied?.kind === 'unknown') {
@@ -137,6 +192,16 @@ function decide(call: Call, mode: PermissionMode, lists: Record<RuleList, Entry[
     };
   }
   if (asked?.kind === 'unknown') return { behavior: 'ask', reason: asked.detail, rule: asked.rule, fromRule: true };
+  if (call.readCover !== undefined) {
+    return {
+      behavior: 'ask',
+      reason: call.readCover.sure
+        ? `the command reads ${call.readCover.path}, and rule ${call.readCover.rule} in permissions.ask requires approval to read it`
+        : `the command reads ${call.readCover.path}, and rule ${call.readCover.rule} in permissions.${call.readCover.list} uses ~ but the home directory is unknown, so it cannot be checked`,
+      rule: call.readCover.rule,
+      fromRule: true,
+    };
+  }
   // 4. bypassPermissions
   if (mode === 'bypassPermissions') {
     return { behavior: 'allow', reason: 'Allowed: the mode is bypassPermissions and no deny or ask rule matched.' };
@@ -174,9 +239,23 @@ function finish(outcome: Outcome, call: Call, mode: PermissionMode): PermissionD
 
 // --- the call --------------------------------------------------------------------------------
 
-function describeCall(tool: string, input: unknown, ctx: PermissionContext): Call {
+function describeCall(tool: string, input: unknown, ctx: PermissionContext, lists: Record<RuleList, Entry[]>): Call {
   const workspace = normalizeDirectory(ctx.workspace);
-  const call: Call = { tool, family: familyOf(tool), workspace, homeDir: ctx.homeDir, readOnly: true, input };
+  const added = Array.isArray(ctx.additionalDirectories)
+    ? ctx.additionalDirectories.filter((directory) => typeof directory === 'string' && directory.startsWith('/'))
+    : [];
+  const scope: ReadOnlyContext = { workspace, additionalDirectories: added };
+  if (ctx.homeDir !== undefined) scope.homeDir = ctx.homeDir;
+  const call: Call = {
+    tool,
+    family: familyOf(tool),
+    workspace,
+    homeDir: ctx.homeDir,
+    roots: [workspace, ...added.map(normalizeDirectory)],
+    scope,
+    readOnly: true,
+    input,
+  };
   const fields =
     typeof input === 'object' && input !== null && !Array.isArray(input)
       ? (input as Record<string, unknown>)
@@ -189,7 +268,14 @@ function describeCall(tool: string, input: unknown, ctx: PermissionContext): Cal
         return call;
       }
       call.bash = analyzeBashCommand(command);
-      call.readOnly = isReadOnlyBashCommand(command);
+      call.readRules = [...lists.deny, ...lists.ask].filter(
+        (entry) => entry.rule !== undefined && ruleAppliesTo(entry.rule, 'Read'),
+      );
+      const verdict = readOnlyUnderRules(command, call);
+      call.readOnly = verdict.readOnly;
+      if (!verdict.readOnly) call.notReadOnly = verdict;
+      const cover = readCoverOf(call);
+      if (cover !== undefined) call.readCover = cover;
       return call;
     }
     case 'read':
@@ -209,6 +295,66 @@ function describeCall(tool: string, input: unknown, ctx: PermissionContext): Cal
     default:
       return call;
   }
+}
+
+/**
+ * The read-only verdict for a Bash command, where a read that a Read deny or ask rule covers
+ * does not count as read-only: Bash cannot skip such files as the Read, Grep and Glob tools do.
+ */
+function readOnlyUnderRules(command: string, call: Call): ReadOnlyVerdict {
+  const verdict = classifyReadOnlyBash(command, call.scope);
+  if (!verdict.readOnly) return verdict;
+  for (const read of verdict.reads) {
+    for (const entry of call.readRules ?? []) {
+      const rule = entry.rule as ParsedRule;
+      const covered =
+        rule.kind === 'tool' ||
+        (rule.kind === 'path' &&
+          (read.tree
+            ? pathPatternMayCover(read.path, rule.pattern, call.workspace, call.homeDir)
+            : matchPathPattern(read.path, rule.pattern, call.workspace, call.homeDir) !== false));
+      if (covered) {
+        const what = read.tree ? `everything below ${read.path}` : read.path;
+        return {
+          readOnly: false,
+          why: `it reads ${what}, and rule ${rule.text} in permissions.${entry.list} covers reading there`,
+          readRule: true,
+        };
+      }
+    }
+  }
+  return verdict;
+}
+
+/**
+ * The first path that a known reading program in the command (`cat`, `head`, `grep`, ..., also
+ * inside wrappers, substitutions and `sh -c`) reads and that a Read deny rule (else a Read ask
+ * rule) covers. Claude Code's Read rules are meant for its file tools, but a `cat ~/.ssh/id_rsa`
+ * is the same read: when the command names the path, the rule holds. A whole tree that merely
+ * may contain such a path (`grep -r x .`) is not covered here; it only stops counting as
+ * read-only (see readOnlyUnderRules). 'unknown' (a `~` rule without a home directory) asks.
+ */
+function readCoverOf(call: Call): Call['readCover'] {
+  const reads = (call.bash as BashAnalysis).reading.invocations.flatMap((invocation) =>
+    invocation.program === undefined
+      ? []
+      : (readsOfProgram(invocation.program, invocation.words.slice(1), call.scope) ?? []),
+  );
+  let ask: Call['readCover'];
+  for (const entry of call.readRules ?? []) {
+    const rule = entry.rule as ParsedRule;
+    for (const read of reads) {
+      const result =
+        rule.kind === 'tool' ||
+        (rule.kind === 'path' && matchPathPattern(read.path, rule.pattern, call.workspace, call.homeDir));
+      if (result === true && entry.list === 'deny')
+        return { list: 'deny', rule: rule.text, path: read.path, sure: true };
+      if (result !== false && ask === undefined) {
+        ask = { list: entry.list, rule: rule.text, path: read.path, sure: result === true };
+      }
+    }
+  }
+  return ask;
 }
 
 function familyOf(tool: string): Family {
@@ -242,7 +388,6 @@ type BroadResult = { kind: 'match'; rule: string; detail: string } | { kind: 'un
 /** The first rule of `entries` matching the call; a sure match beats one that cannot be evaluated. */
 function broadMatch(call: Call, entries: Entry[]): BroadResult | undefined {
   let unknown: BroadResult | undefined;
-  let candidates: string[] | undefined;
   for (const entry of entries) {
     const where = `permissions.${entry.list}`;
     const rule = entry.rule;
@@ -262,9 +407,16 @@ function broadMatch(call: Call, entries: Entry[]): BroadResult | undefined {
     if (rule.kind === 'tool') return { kind: 'match', rule: rule.text, detail: '' };
     if (call.invalid !== undefined) continue;
     if (isBashCommandRule(rule) && call.bash) {
-      candidates ??= broadCandidates(call.bash);
-      const hit = candidates.find((text) => bashRuleMatchesText(rule, text));
-      if (hit !== undefined) return { kind: 'match', rule: rule.text, detail: ` (it matches ${quote(hit)})` };
+      const result = matchBashRuleBroadly(rule, call.bash);
+      if (result?.kind === 'match')
+        return { kind: 'match', rule: rule.text, detail: ` (it matches ${quote(result.text)})` };
+      if (result?.kind === 'possible' && unknown === undefined) {
+        unknown = {
+          kind: 'unknown',
+          rule: rule.text,
+          detail: `rule ${rule.text} in ${where} cannot be ruled out: ${result.why}`,
+        };
+      }
     } else if (rule.kind === 'path' && call.path !== undefined) {
       const result = matchPathPattern(call.path, rule.pattern, call.workspace, call.homeDir);
       if (result === true) return { kind: 'match', rule: rule.text, detail: ` (it matches ${displayPath(call)})` };
@@ -339,9 +491,15 @@ function allowBash(call: Call, entries: Entry[]): AllowResult {
   }
   const parts: Array<{ sub: ShellSubCommand; rule?: string; readOnly: boolean }> = split.commands.map((sub) => {
     const rule = commandRules.find((candidate) => allowRuleMatchesSubCommand(candidate, sub));
-    return { sub, rule: rule?.text, readOnly: rule === undefined && isReadOnlyBashCommand(sub.text) };
+    return { sub, rule: rule?.text, readOnly: rule === undefined && readOnlyUnderRules(sub.text, call).readOnly };
   });
   const uncovered = parts.find((part) => part.rule === undefined && !part.readOnly);
+  if (uncovered && plainProgram(uncovered.sub) === false) {
+    const program = uncovered.sub.tokens.find((token) => !/^[A-Za-z_][A-Za-z0-9_]*=/.test(token.raw));
+    return {
+      note: `the program ${quote(program?.raw ?? uncovered.sub.text)} is only known when the command runs, and permission rules never approve such a command automatically`,
+    };
+  }
   if (uncovered) {
     const redirect = uncovered.sub.fileWrites.length > 0;
     const anyRuleMatchesWithoutRedirect =
@@ -385,27 +543,29 @@ function modeDefault(call: Call, mode: PermissionMode, note: string | undefined)
       return { behavior: 'allow', reason: `Allowed: ${call.tool} is not a permission-checked tool here.` };
     case 'read': {
       const path = call.path as string;
-      if (isInsideDirectory(path, call.workspace)) {
-        return { behavior: 'allow', reason: `Allowed: ${call.tool} only reads, inside the workspace (mode ${mode}).` };
+      if (isInWorkingDirectories(path, call.roots, call.homeDir)) {
+        const where = isInsideDirectory(path, call.workspace) ? 'the workspace' : 'an added directory';
+        return { behavior: 'allow', reason: `Allowed: ${call.tool} only reads, inside ${where} (mode ${mode}).` };
       }
       return {
         behavior: 'ask',
-        reason: `${path} is outside the workspace ${call.workspace} and no rule in permissions.allow covers it`,
+        reason: `${path} is outside the workspace ${call.workspace}${call.roots.length > 1 ? ' and its added directories' : ''} and no rule in permissions.allow covers it`,
         modeClause: `reading outside the workspace needs an allow rule such as Read(/${path}) or the user's approval`,
       };
     }
     case 'edit': {
       const path = call.path as string;
-      const inside = isInsideDirectory(path, call.workspace);
+      const root = call.roots.find((candidate) => isInsideDirectory(path, candidate));
+      const inside = root !== undefined && isInWorkingDirectories(path, [root], call.homeDir);
       if (mode === 'acceptEdits') {
         if (!inside) {
           return {
             behavior: 'ask',
             reason: `${path} is outside the workspace ${call.workspace} and no rule in permissions.allow covers it`,
-            modeClause: 'mode acceptEdits only accepts edits inside the workspace',
+            modeClause: `mode acceptEdits only accepts edits inside the workspace${call.roots.length > 1 ? ' and its added directories' : ''}`,
           };
         }
-        const protectedDir = protectedDirectory(path, call.workspace);
+        const protectedDir = protectedDirectory(path, root as string);
         if (protectedDir === undefined) {
           return {
             behavior: 'allow',
@@ -430,11 +590,14 @@ function modeDefault(call: Call, mode: PermissionMode, note: string | undefined)
         return { behavior: 'allow', reason: `Allowed: the command only reads (mode ${mode}).` };
       }
       const why = note ?? `no rule in permissions.allow covers ${quote((call.bash as BashAnalysis).command.trim())}`;
-      return {
-        behavior: 'ask',
-        reason: why,
-        modeClause: `mode ${mode} asks before running commands that may change something`,
-      };
+      const refusal = call.notReadOnly;
+      const modeClause =
+        refusal?.outside !== undefined
+          ? `mode ${mode} asks before a command reads outside the workspace and its added directories (${refusal.outside})`
+          : refusal?.readRule === true
+            ? `mode ${mode} runs reading commands without asking only where no Read rule applies (${refusal.why.replace(/^it /, 'the command ')})`
+            : `mode ${mode} asks before running commands that may change something`;
+      return { behavior: 'ask', reason: why, modeClause };
     }
   }
 }
@@ -456,8 +619,13 @@ function describeAction(call: Call): string {
   switch (call.family) {
     case 'edit':
       return `${call.tool} changes files (${call.path !== undefined ? displayPath(call) : 'no valid path'})`;
-    case 'bash':
-      return `the command ${quote((call.bash?.command ?? '').trim())} may change something (only read-only commands run in plan mode)`;
+    case 'bash': {
+      const command = quote((call.bash?.command ?? '').trim());
+      const why = call.notReadOnly?.why;
+      return why === undefined
+        ? `the command ${command} may change something (only read-only commands run in plan mode)`
+        : `the command ${command} is not read-only: ${why} (only read-only commands inside the workspace run in plan mode)`;
+    }
     default:
       return `${call.tool} is not read-only`;
   }

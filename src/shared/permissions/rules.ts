@@ -180,25 +180,47 @@ export function ruleAppliesTo(rule: ParsedRule, toolName: string): boolean {
  * quoted and escaped blanks are kept.
  */
 export function normalizeCommandBlanks(text: string): string {
-  let out = '';
+  // Built from slices of `text` with the last character tracked: appending character by
+  // character, or `endsWith` on a growing string, made a megabyte-long command take seconds.
+  const parts: string[] = [];
+  let last = '';
+  let runStart = -1;
+  const flush = (end: number) => {
+    if (runStart >= 0 && end > runStart) {
+      const piece = text.slice(runStart, end);
+      parts.push(piece);
+      last = piece[piece.length - 1] as string;
+    }
+    runStart = -1;
+  };
   let quote: '"' | "'" | undefined;
   let pendingBlank = false;
   for (let i = 0; i < text.length; i++) {
     const ch = text[i] as string;
     if (quote === undefined && (ch === ' ' || ch === '\t')) {
+      flush(i);
       pendingBlank = true;
       continue;
     }
     if (quote === undefined && ch === '\n') {
-      out = out.trimEnd() + '\n';
+      flush(i);
+      if (/\s/.test(last)) {
+        const joined = parts.join('').trimEnd();
+        parts.length = 0;
+        if (joined !== '') parts.push(joined);
+      }
+      parts.push('\n');
+      last = '\n';
       pendingBlank = false;
       continue;
     }
-    if (pendingBlank && out !== '' && !out.endsWith('\n')) out += ' ';
+    if (pendingBlank && parts.length > 0 && last !== '\n') {
+      parts.push(' ');
+      last = ' ';
+    }
     pendingBlank = false;
-    out += ch;
+    if (runStart < 0) runStart = i;
     if (ch === '\\' && quote !== "'" && i + 1 < text.length) {
-      out += text[i + 1];
       i++;
     } else if (quote === undefined && (ch === '"' || ch === "'")) {
       quote = ch;
@@ -206,7 +228,8 @@ export function normalizeCommandBlanks(text: string): string {
       quote = undefined;
     }
   }
-  return out.trim();
+  flush(text.length);
+  return parts.join('').trim();
 }
 
 function parseBashSpecifier(text: string, specifier: string): ParseRuleResult {

@@ -53,9 +53,16 @@ const RUN_SUBCOMMANDS = new Set(['run', 'run-script', 'exec', 'x', 'dlx']);
 /**
  * Programs for which "this program with any arguments" is far more than the user approved
  * (deleting, moving, changing permissions, running arbitrary code, reaching the network): the
- * suggestion is the exact command.
+ * suggestion is the exact command. The content readers are here too: inside the working
+ * directories they need no rule, so approving one means approving a read outside them, and
+ * `Bash(cat:*)` would then open every file on the machine.
  */
 const NO_PREFIX_PROGRAMS = new Set([
+  'cat',
+  'head',
+  'tail',
+  'grep',
+  'rg',
   'rm',
   'rmdir',
   'mv',

@@ -21,6 +21,12 @@ export interface PermissionContext {
   workspace: string;
   /** Needed by `~/...` rules; without it such rules never allow, and deny/ask rules ask instead. */
   homeDir?: string;
+  /**
+   * Further directories the session may read (and, in acceptEdits, edit) as it does the
+   * workspace: Claude Code's `permissions.additionalDirectories` and `--add-dir`. Absolute POSIX
+   * paths.
+   */
+  additionalDirectories?: string[];
 }
 
 export type PermissionDecision =

@@ -1,0 +1,158 @@
+import { decidePermission, type PermissionContext } from '../../src/shared/permissions';
+import { readBashCommand } from '../../src/shared/permissions/bash-invocations';
+import { classifyReadOnlyBash } from '../../src/shared/permissions/bash-read-only';
+import { parseShell } from '../../src/shared/permissions/shell-parse';
+import { isReadOnlyBashCommand } from '../../src/shared/tools/bash-classify';
+
+describe('parseShell', () => {
+  const words = (command: string) => parseShell(command).commands.map((c) => c.words.map((w) => w.value));
+
+  it('undoes quoting, backslashes and ANSI-C strings', () => {
+    expect(words(`r''m "a b" c\\ d $'\\x72\\155\\u0021\\t' \\$x`)).toEqual([['rm', 'a b', 'c d', 'rm!\t', '$x']]);
+  });
+
+  it('records what bash would still expand, and whether a word may split', () => {
+    const [command] = parseShell('$X "$Y" *.ts ~/a {a,b} {} "$@" $(date)').commands.slice(-1);
+    expect(command?.words.map((w) => [w.expansions.join(','), w.splits])).toEqual([
+      ['variable', true],
+      ['variable', false],
+      ['glob', true],
+      ['tilde', false],
+      ['brace', true],
+      ['', false],
+      ['variable', true],
+      ['substitution', true],
+    ]);
+  });
+
+  it('finds the commands inside substitutions, groups, loops, functions and here-documents', () => {
+    const parsed = parseShell(
+      'for f in $(ls); do { rm "$f"; }; done; g() { mv a b; }\ncat <<EOF\n`id`\nEOF\necho ${X:-$(pwd)} <(who)',
+    );
+    expect(parsed.problems).toEqual([]);
+    expect(parsed.commands.map((c) => c.words[0]?.value)).toEqual([
+      'ls',
+      'rm',
+      'mv',
+      'cat',
+      'id',
+      'pwd',
+      'who',
+      'echo',
+    ]);
+    expect(parsed.commands.filter((c) => c.nested).map((c) => c.words[0]?.value)).toEqual(['ls', 'id', 'pwd', 'who']);
+  });
+
+  it.each([
+    ['case x in a) rm;; esac', 'case'],
+    ['echo "open', 'never closed'],
+    ['ls |', 'ends with "|"'],
+    ['; ls', 'no command before it'],
+    ['cat <<EOF\nno end', 'no end marker'],
+    ['echo ' + '$('.repeat(40) + ')'.repeat(40), 'too deeply'],
+  ])('refuses what it cannot read: %j', (command, problem) => {
+    expect(parseShell(command).problems.join(' ')).toContain(problem);
+  });
+});
+
+describe('readBashCommand (what will really run)', () => {
+  const programs = (command: string) => readBashCommand(command).invocations.map((i) => i.program ?? '?');
+
+  it.each([
+    ['timeout -k 1 5 nice -n 2 env -i A=1 rm x', ['timeout', 'nice', 'env', 'rm']],
+    ['sudo -u me xargs -0 -n1 rm', ['sudo', 'xargs', 'rm']],
+    ['find . -name x -exec sh -c \'rm -- "$1"\' _ {} \\;', ['find', 'sh', 'rm']],
+    ['env -S \'bash -c "rm x"\'', ['env', 'bash', 'rm']],
+    ['command -v rm', ['command']],
+    ['git -C sub -c a=b push', ['git', 'git']],
+    ['echo rm | sh', ['echo', 'sh', '?']],
+  ])('%j runs %j', (command, expected) => {
+    expect(programs(command)).toEqual(expected);
+  });
+});
+
+describe('isReadOnlyBashCommand with and without a workspace', () => {
+  const ctx = { workspace: '/ws', additionalDirectories: ['/data/shared'], homeDir: '/home/u' };
+
+  it.each([
+    ['cat src/a.ts', true, true],
+    ['cat /ws/src/a.ts', false, true], // without a workspace no absolute path is known to be inside
+    ['cat /data/shared/x.csv', false, true],
+    ['cat ../x', false, false],
+    ['cat ~/x', false, false],
+    ['grep -r x', true, true],
+    ['sleep 30', true, true],
+    ['exit 3', false, false],
+  ])('%j: context-free %s, in /ws %s', (command, bare, inWorkspace) => {
+    expect(isReadOnlyBashCommand(command)).toBe(bare);
+    expect(isReadOnlyBashCommand(command, ctx)).toBe(inWorkspace);
+  });
+
+  it('never opens /proc, /sys, /dev or home dot files, even from a workspace that contains them', () => {
+    expect(isReadOnlyBashCommand('cat /proc/1/environ', { workspace: '/' })).toBe(false);
+    expect(isReadOnlyBashCommand('cat /etc/hostname', { workspace: '/' })).toBe(true);
+    expect(isReadOnlyBashCommand('cat /*', { workspace: '/' })).toBe(false);
+    const home = { workspace: '/home/u', homeDir: '/home/u' };
+    expect(isReadOnlyBashCommand('cat .ssh/id_rsa', home)).toBe(false);
+    expect(isReadOnlyBashCommand('cat ~/.bashrc', home)).toBe(false);
+    expect(isReadOnlyBashCommand('cat notes.txt .config2', home)).toBe(false);
+    expect(isReadOnlyBashCommand('cat notes.txt *', home)).toBe(true); // `*` skips dot files
+    // A workspace inside such an area opens what is below it.
+    expect(isReadOnlyBashCommand('cat x', { workspace: '/home/u/.config/app', homeDir: '/home/u' })).toBe(true);
+  });
+
+  it('says why, and which path is outside', () => {
+    expect(classifyReadOnlyBash('cat /etc/passwd src/a', ctx)).toEqual({
+      readOnly: false,
+      why: 'it reads /etc/passwd, outside the workspace and its added directories',
+      outside: '/etc/passwd',
+    });
+    expect(classifyReadOnlyBash('npm test', ctx)).toMatchObject({
+      readOnly: false,
+      why: expect.stringContaining('npm'),
+    });
+    expect(classifyReadOnlyBash('grep -rl x src /data/shared', ctx)).toEqual({
+      readOnly: true,
+      reads: [
+        { path: '/ws/src', tree: true },
+        { path: '/data/shared', tree: true },
+      ],
+    });
+  });
+});
+
+describe('additional directories', () => {
+  const ctx = (mode: PermissionContext['mode']): PermissionContext => ({
+    mode,
+    rules: { allow: [], ask: [], deny: [] },
+    workspace: '/ws',
+    homeDir: '/home/u',
+    additionalDirectories: ['/data/shared'],
+  });
+  const behavior = (mode: PermissionContext['mode'], tool: string, input: unknown) =>
+    decidePermission(tool, input, ctx(mode)).behavior;
+
+  it('reads there as in the workspace, and nowhere beside it', () => {
+    expect(behavior('default', 'Read', { file_path: '/data/shared/a.md' })).toBe('allow');
+    expect(behavior('plan', 'Grep', { pattern: 'x', path: '/data/shared' })).toBe('allow');
+    expect(behavior('dontAsk', 'Glob', { pattern: '*', path: '/data/shared/sub' })).toBe('allow');
+    expect(behavior('default', 'Read', { file_path: '/data/other/a.md' })).toBe('ask');
+    expect(behavior('plan', 'Bash', { command: 'cat /data/shared/a.md' })).toBe('allow');
+    expect(behavior('plan', 'Bash', { command: 'cat /data/sharedx/a.md' })).toBe('deny');
+  });
+
+  it('accepts edits there in acceptEdits, protected directories excepted', () => {
+    expect(behavior('acceptEdits', 'Write', { file_path: '/data/shared/new.md', content: '' })).toBe('allow');
+    expect(behavior('acceptEdits', 'Write', { file_path: '/data/shared/.git/config', content: '' })).toBe('ask');
+    expect(behavior('default', 'Write', { file_path: '/data/shared/new.md', content: '' })).toBe('ask');
+  });
+
+  it('ignores entries that are not absolute paths', () => {
+    const decision = decidePermission(
+      'Read',
+      { file_path: '/x/a' },
+      { ...ctx('default'), additionalDirectories: ['x', 3 as unknown as string] },
+    );
+    expect(decision.behavior).toBe('ask');
+  });
+});
