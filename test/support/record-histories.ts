@@ -192,6 +192,22 @@ const scenarios: Scenario[] = [
     },
   },
   {
+    // Cut inside a tool call twice: escalated, then the complete call runs and the cut one never does.
+    name: 'cut-tool-use',
+    session: {
+      replies: [
+        {
+          content: [
+            bash('cut1', 'echo one >> notes.txt'),
+            { type: 'tool_use', id: 'cut2', name: 'Bash', input: {}, partial_json: '{"command":"echo tw' },
+          ],
+          stop_reason: 'max_tokens',
+        },
+        { content: [text('Split the rest into smaller calls.')] },
+      ],
+    },
+  },
+  {
     name: 'continue-as-new',
     extraArgs: ['--dynamic-config-value', 'limit.historyCount.suggestContinueAsNew=20'],
     session: {
