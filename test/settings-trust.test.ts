@@ -101,12 +101,26 @@ describe('resolvePermissions', () => {
 
   test('additional directories resolve against the workspace and home', () => {
     const { context } = resolvePermissions({
-      layers: [project({ additionalDirectories: ['../docs', '~/notes'] })],
+      layers: [user({ additionalDirectories: ['/work/docs/', '~/notes'] }), project({ additionalDirectories: ['/'] })],
       own: { additionalDirectories: ['/srv/shared/'] },
       workspace: WS,
       homeDir: '/home/me',
     });
     expect(context.additionalDirectories).toEqual(['/work/docs', '/home/me/notes', '/srv/shared']);
+  });
+
+  test('a workspace file cannot add directories outside the workspace', () => {
+    const { context, summary } = resolvePermissions({
+      layers: [project({ additionalDirectories: ['/', '../other'] })],
+      own: undefined,
+      workspace: WS,
+      homeDir: '/home/me',
+    });
+    expect(context.additionalDirectories).toBeUndefined();
+    expect(summary.ignored).toEqual([
+      expect.stringContaining('"/": a workspace file cannot widen what tools may reach'),
+      expect.stringContaining('"../other": a workspace file cannot widen'),
+    ]);
   });
 });
 

@@ -3,8 +3,8 @@
  * `~/.claude/settings.json`, project `.claude/settings.json`, local `.claude/settings.local.json`)
  * and `--setting-sources` picks among them. The two workspace files travel with the repository: a
  * pull-request branch writes them. So a workspace file never grants `bypassPermissions`, an
- * explicit `--permission-mode` always wins, and in a restricted run (CI) a workspace file may only
- * add deny and ask rules. Pure code: the workflow resolves this on the layers an activity read.
+ * explicit `--permission-mode` always wins, a workspace file never adds directories outside the
+ * workspace, and in a restricted run (CI) a workspace file may only add deny and ask rules. Pure code: the workflow resolves this on the layers an activity read.
  */
 import { mergeRules } from './permissions';
 import type { SandboxSettings, SandboxSettingsLayer } from './sandbox';
@@ -102,8 +102,11 @@ export function resolvePermissions(args: {
       }
     }
     for (const dir of layer.additionalDirectories ?? []) {
-      if (fromWorkspace && restricted) {
-        ignored.push(`${at('permissions.additionalDirectories')} "${dir}": this run is restricted (CI)`);
+      // Outside the workspace is exactly what a repository's own file must not open up.
+      if (fromWorkspace) {
+        ignored.push(
+          `${at('permissions.additionalDirectories')} "${dir}": a workspace file cannot widen what tools may reach; pass --add-dir to choose it yourself`,
+        );
         continue;
       }
       const resolved = resolveDirectory(dir, workspace, homeDir);

@@ -5,6 +5,7 @@ import {
   condition,
   continueAsNew,
   isCancellation,
+  patched,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { CallModelResult } from '../shared/activity-types';
@@ -22,6 +23,9 @@ import { prepareSession } from './session';
 import type { Session } from './session';
 import { SessionControl } from './session-control';
 import { runToolsPhase } from './tools-phase';
+
+/** Guards the stop-reason paths (refusal, pause_turn, context window, exhausted recovery). */
+const STOP_REASONS_PATCH = 'stop-reasons';
 
 /** A model that keeps pausing its turn is stopped after this many pauses in a row. */
 const MAX_CONSECUTIVE_PAUSES = 10;
@@ -118,7 +122,9 @@ async function runTurn(session: Session, state: State): Promise<TurnStep> {
   control.showTurnState(afterReply);
 
   // Stop reasons that end or redirect the turn whatever the reply holds.
-  if (reply.stopReason === 'refusal') {
+  // Jobs recorded before these stop reasons had their own paths took the generic ones; the
+  // patch keeps their histories replaying.
+  if (reply.stopReason === 'refusal' && patched(STOP_REASONS_PATCH)) {
     const why = [reply.stopDetails?.category, reply.stopDetails?.explanation].filter(Boolean).join(': ');
     return {
       kind: 'terminal',
@@ -127,7 +133,7 @@ async function runTurn(session: Session, state: State): Promise<TurnStep> {
       detail: `the model declined to continue${why ? ` (${why})` : ''}; nothing it asked for in that reply was run`,
     };
   }
-  if (reply.stopReason === 'model_context_window_exceeded') {
+  if (reply.stopReason === 'model_context_window_exceeded' && patched(STOP_REASONS_PATCH)) {
     return {
       kind: 'terminal',
       state: afterReply,
@@ -141,7 +147,7 @@ async function runTurn(session: Session, state: State): Promise<TurnStep> {
   // A tool call cut off by the output limit has a partial input: it is never run (the activity
   // left it out of the reply); the reply takes the max-output recovery path instead.
   if (reply.truncatedToolUse) return cutToolUse(session, state, afterReply, reply, toolUseBlocks);
-  if (reply.stopReason === 'pause_turn' && toolUseBlocks.length === 0) {
+  if (reply.stopReason === 'pause_turn' && toolUseBlocks.length === 0 && patched(STOP_REASONS_PATCH)) {
     // The API paused a long turn: sending the conversation back as it is lets the model resume.
     const pauses = (state.pauseTurnCount ?? 0) + 1;
     if (pauses >= MAX_CONSECUTIVE_PAUSES) {
@@ -230,12 +236,15 @@ function endOfTurn(session: Session, before: State, after: State, reply: CallMod
         },
       };
     }
-    return {
-      kind: 'terminal',
-      state: after,
-      reason: 'max_output_tokens',
-      detail: outputLimitExhausted(session, before),
-    };
+    if (patched(STOP_REASONS_PATCH)) {
+      return {
+        kind: 'terminal',
+        state: after,
+        reason: 'max_output_tokens',
+        detail: outputLimitExhausted(session, before),
+      };
+    }
+    control.record({ turn: after.turnCount, kind: 'notice', text: 'output token limit reached; recovery exhausted' });
   }
 
   if (control.inbox.length > 0) {
@@ -297,12 +306,15 @@ async function cutToolUse(
     };
   }
   if (decision.kind === 'exhausted') {
-    return {
-      kind: 'terminal',
-      state: after,
-      reason: 'max_output_tokens',
-      detail: outputLimitExhausted(session, before),
-    };
+    if (patched(STOP_REASONS_PATCH)) {
+      return {
+        kind: 'terminal',
+        state: after,
+        reason: 'max_output_tokens',
+        detail: outputLimitExhausted(session, before),
+      };
+    }
+    control.record({ turn: after.turnCount, kind: 'notice', text: 'output token limit reached; recovery exhausted' });
   }
   const notice: TextBlock = {
     type: 'text',

@@ -192,6 +192,16 @@ const scenarios: Scenario[] = [
     },
   },
   {
+    // Cut at the output limit every time: escalated, three continuation prompts, then its own Terminal.
+    name: 'max-output-exhausted',
+    session: {
+      replies: Array.from({ length: 5 }, (_, i) => ({
+        content: [text(`Part ${i}, `)],
+        stop_reason: 'max_tokens' as const,
+      })),
+    },
+  },
+  {
     // Cut inside a tool call twice: escalated, then the complete call runs and the cut one never does.
     name: 'cut-tool-use',
     session: {
@@ -222,7 +232,9 @@ const scenarios: Scenario[] = [
 async function main(): Promise<void> {
   const outDir = path.join(__dirname, '..', 'histories');
   fs.mkdirSync(outDir, { recursive: true });
-  for (const scenario of scenarios) {
+  // Names on the command line record only those scenarios (a new one, without touching the rest).
+  const only = process.argv.slice(2);
+  for (const scenario of scenarios.filter((s) => only.length === 0 || only.includes(s.name))) {
     const env = await startTemporal(scenario.extraArgs);
     const server = await ScriptedModelServer.start({ name: scenario.name, ...scenario.session });
     const taskQueue = uniqueTaskQueue(scenario.name);
