@@ -173,6 +173,8 @@ describe('approvals through the CLI on the embedded default', () => {
       /waiting for approval: Edit \{"file_path":"app\.txt".*\} \[e1\] — Needs the user's approval: no rule in permissions\.allow covers Edit of app\.txt; mode default asks before changing files\./,
     );
     expect(human.stdout).toContain('permission mode: default');
+    // A detached user sees the job's notices (here: the call parking) without following it.
+    expect(human.stdout).toMatch(/recent notices:\n +· waiting for approval: Edit /);
 
     const approved = await cli(['approve', 'cli-always', '--always'], env);
     expect(approved.code).toBe(0);

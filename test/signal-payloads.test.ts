@@ -124,7 +124,9 @@ describe('signal payloads are validated in the workflow', () => {
         expect(terminal.detail).toBe('aborted by request');
         const final = await snapshot(handle);
         expect(notices(final)).toEqual(
-          expect.arrayContaining([expect.stringMatching(/^abort signal ignored: \{"why":1\} is not valid.*aborting/)]),
+          expect.arrayContaining([
+            expect.stringMatching(/^abort: the reason sent is not text, so it was dropped; aborting anyway/),
+          ]),
         );
       },
     );

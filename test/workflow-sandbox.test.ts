@@ -54,6 +54,7 @@ describe('workflow: the sandbox policy in status and the Terminal', () => {
     await withJob('workspace-opt-out', { session: probe(), files }, async ({ handle }) => {
       const terminal = (await handle.result()) as Terminal;
       expect(terminal.sandbox).toMatchObject({ enabled: true, unsandboxedCommands: 0 });
+      expect(terminal.permissions?.ignored).toEqual([expect.stringContaining('cannot turn the sandbox off')]);
       const notices = (await snapshot(handle)).events.filter((e) => e.kind === 'notice').map((e) => JSON.stringify(e));
       expect(notices.join('\n')).toMatch(/sandbox.enabled false: a workspace file cannot turn the sandbox off/);
     });

@@ -119,7 +119,8 @@ export function buildProgram(): Command {
     .option('--tool <toolUseId>', 'which call, when several wait')
     .option('--always', 'also allow calls like it for the rest of the job (adds the suggested rule)')
     .action(async (id: string, flags: { tool?: string; always?: boolean }) => {
-      await withClient(false, async ({ client }) => {
+      // The job's state is asked first: a worker must answer, so one is started if none runs.
+      await withClient(true, async ({ client }) => {
         const handle = client.workflow.getHandle(id);
         const pending = await pendingApprovalFor(handle, flags.tool);
         await handle.signal(approvalSignal, {
@@ -141,7 +142,8 @@ export function buildProgram(): Command {
     .option('--tool <toolUseId>', 'which call, when several wait')
     .option('--reason <text>', 'told to the model')
     .action(async (id: string, flags: { tool?: string; reason?: string }) => {
-      await withClient(false, async ({ client }) => {
+      // The job's state is asked first: a worker must answer, so one is started if none runs.
+      await withClient(true, async ({ client }) => {
         const handle = client.workflow.getHandle(id);
         const pending = await pendingApprovalFor(handle, flags.tool);
         await handle.signal(approvalSignal, {
@@ -172,7 +174,7 @@ export function buildProgram(): Command {
       await withClient(true, async ({ client }) => {
         const handle = client.workflow.getHandle(id);
         const description = await handle.describe();
-        const snapshot = await handle.query(snapshotQuery, Number.MAX_SAFE_INTEGER);
+        const snapshot = await handle.query(snapshotQuery, 0);
         if (flags.json) stdoutOutput.write(JSON.stringify({ status: description.status.name, ...snapshot }, null, 2));
         else stdoutOutput.write(`${formatSnapshot(id, snapshot)}\n  workflow status: ${description.status.name}`);
       });

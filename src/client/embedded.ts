@@ -6,6 +6,7 @@ import { dataHome } from './config';
 import { freePort, isListening, isProcessAlive } from './free-port';
 import { findTemporalBinary } from './temporal-binary';
 import { handOverSecrets, secretHandoffSpawn } from '../worker/secret-handoff';
+import { isSecretEnvName } from '../activities/tools/bash-env';
 
 /** A background process durable-agent started and may reuse: the embedded server or worker. */
 interface ProcessRecord {
@@ -93,7 +94,8 @@ export async function ensureEmbeddedServer(home = dataHome()): Promise<EmbeddedS
         '--log-level',
         'warn',
       ],
-      { detached: true, stdio: ['ignore', log, log] },
+      // The server needs no credential, and its /proc/<pid>/environ is readable for its whole life.
+      { detached: true, stdio: ['ignore', log, log], env: withoutSecrets(process.env) },
     );
     child.unref();
     fs.closeSync(log);
@@ -171,4 +173,9 @@ export async function stopEmbedded(home = dataHome()): Promise<string[]> {
     fs.rmSync(path.join(home, name), { force: true });
   }
   return stopped;
+}
+
+/** `env` without anything named like a credential. */
+function withoutSecrets(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !isSecretEnvName(name)));
 }

@@ -81,6 +81,9 @@ export function formatTerminal(terminal: Terminal): string {
   return `Terminal: ${terminal.reason} after ${turns}${detail}\n  ${formatUsage(terminal.usage)} · model ${terminal.model}${sandbox}${permissions}${denials}`;
 }
 
+/** How many of a job's notices `status` shows. */
+const RECENT_NOTICES = 10;
+
 export function formatSnapshot(id: string, snapshot: SessionSnapshot): string {
   const lines = [
     `job ${id}: ${snapshot.phase}${snapshot.abortRequested && snapshot.phase !== 'finished' ? ' (abort requested)' : ''}`,
@@ -104,6 +107,9 @@ export function formatSnapshot(id: string, snapshot: SessionSnapshot): string {
   else if (snapshot.permissionMode && !snapshot.terminal) lines.push(`  permission mode: ${snapshot.permissionMode}`);
   if (snapshot.queuedUserMessages > 0) lines.push(`  queued user messages: ${snapshot.queuedUserMessages}`);
   if (snapshot.lastAssistantText) lines.push(`  last reply: ${clip(snapshot.lastAssistantText, 300)}`);
+  // Notices are how a detached job tells of ignored settings, bad signals and recoveries.
+  const notices = snapshot.events.filter((event) => event.kind === 'notice').slice(-RECENT_NOTICES);
+  if (notices.length > 0) lines.push('  recent notices:', ...notices.map((event) => `    · ${clip(event.text, 300)}`));
   if (snapshot.terminal) lines.push(`  ${formatTerminal(snapshot.terminal).replace('\n', '\n  ')}`);
   return lines.join('\n');
 }

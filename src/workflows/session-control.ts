@@ -89,7 +89,8 @@ export class SessionControl {
     setHandler(abortSignal, (...args: unknown[]) => {
       const parsed = parsePayload('abort', abortPayload, args, 'no argument or a reason string');
       // Stopping is what the sender wanted even when the reason is garbled; only the reason is dropped.
-      if (!parsed.ok) this.notice(`${parsed.notice}; aborting without a reason`);
+      if (!parsed.ok)
+        this.notice(`abort: the reason sent is not text, so it was dropped; aborting anyway (${parsed.notice})`);
       if (this.abortReason !== undefined) return;
       this.abortReason = (parsed.ok ? parsed.value : undefined) || 'aborted by request';
       this.turnScope?.cancel();

@@ -74,14 +74,18 @@ export async function prepareSession(
       });
       const resolved = resolvePermissions({ layers, own: input.permissions, workspace: input.workspace, homeDir });
       permissions = resolved.context;
-      control.permissionSummary = resolved.summary;
       const sandboxed = resolveJobSandbox({
         layers: sandboxLayersOf(layers),
         noSandbox: input.noSandbox === true,
       });
       sandbox = sandboxed.sandbox;
       control.sandbox = sandbox;
-      for (const why of [...resolved.summary.ignored, ...sandboxed.ignored]) {
+      // Everything not taken is on the job's record, sandbox settings as much as rules.
+      control.permissionSummary = {
+        ...resolved.summary,
+        ignored: [...resolved.summary.ignored, ...sandboxed.ignored],
+      };
+      for (const why of control.permissionSummary.ignored) {
         control.record({ turn: 1, kind: 'notice', text: `setting ignored: ${why}` });
       }
     } else if (patched('permission-settings')) {

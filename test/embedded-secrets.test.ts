@@ -1,0 +1,28 @@
+/**
+ * The embedded Temporal server needs no credential, and its /proc/<pid>/environ is readable by
+ * every process of the user for its whole life: it is started without the shell's secrets.
+ */
+import fs from 'node:fs';
+import { ensureEmbeddedServer, stopEmbedded } from '../src/client/embedded';
+import { tempDir } from './support/harness';
+
+describe('the embedded server', () => {
+  test('starts without the credentials of the shell that started it', async () => {
+    const home = tempDir('embedded-home');
+    const secret = `sk-ant-test-EMBEDDED-${process.pid}-${Date.now()}`;
+    const saved = process.env.ANTHROPIC_API_KEY;
+    process.env.ANTHROPIC_API_KEY = secret;
+    try {
+      const server = await ensureEmbeddedServer(home);
+      const environ = fs.readFileSync(`/proc/${server.pid}/environ`, 'utf8');
+      expect(environ).not.toContain(secret);
+      expect(environ).not.toContain('ANTHROPIC_API_KEY=');
+      // It still has the ordinary environment it needs.
+      expect(environ).toContain('PATH=');
+    } finally {
+      if (saved === undefined) delete process.env.ANTHROPIC_API_KEY;
+      else process.env.ANTHROPIC_API_KEY = saved;
+      await stopEmbedded(home);
+    }
+  });
+});
