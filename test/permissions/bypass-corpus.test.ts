@@ -4,6 +4,7 @@ import {
   type PermissionMode,
   type PermissionRules,
 } from '../../src/shared/permissions';
+import { disagreements } from './parser-agreement';
 
 /**
  * Attempts to talk Bash rules around (issue 6, requirements 3 and 4), each with the decision a
@@ -305,7 +306,115 @@ const OTHER_RULES: Row[] = [
   row('ls /etc', { allow: ['Bash(ls:*)'] }, ALLOWED_BY_RULE),
 ];
 
-const ROWS: Row[] = [...READS_OUTSIDE, ...READS_INSIDE, ...READ_RULES, ...DISGUISED_RM, ...OTHER_RULES];
+const ALLOW_PRINTF_DENY_RM: Partial<PermissionRules> = { allow: ['Bash(printf:*)'], deny: ['Bash(rm:*)'] };
+const HIDDEN = 'as quoted text, which bash runs as a command substitution';
+
+/**
+ * Code hidden in text bash evaluates a second time (see decide.ts): any quoted `$(` or backtick
+ * is a possible substitution, unless the reader reads that text as a command line itself.
+ */
+const HIDDEN_CODE: Row[] = [
+  // The reviewer's list: all of these were allowed (bypassPermissions, or by the printf rule).
+  row("printf -v 'a[$(rm x)]' %s 1", ALLOW_PRINTF_DENY_RM, CANNOT_RULE_OUT, HIDDEN),
+  row("printf -v 'a[$(rm x)]' %s 1", { allow: ['Bash(printf:*)'] }, NOT_READ_ONLY, 'never approve code bash may run'),
+  row("declare 'a[$(rm x)]=1'", DENY_RM, CANNOT_RULE_OUT),
+  row("let 'a[$(rm x)]'", DENY_RM, CANNOT_RULE_OUT),
+  row("read 'a[$(rm x)]' <<< 1", DENY_RM, CANNOT_RULE_OUT),
+  row("test -v 'a[$(rm x)]'", DENY_RM, CANNOT_RULE_OUT),
+  row("[[ -v 'a[$(rm x)]' ]]", DENY_RM, CANNOT_RULE_OUT),
+  row("declare -i 'n=a[$(rm x)]'", DENY_RM, CANNOT_RULE_OUT),
+  row("shift 'a[$(rm x)]'", DENY_RM, CANNOT_RULE_OUT),
+  row("exit 'a[$(rm x)]'", DENY_RM, CANNOT_RULE_OUT),
+  row("ulimit -n 'a[$(rm x)]'", DENY_RM, CANNOT_RULE_OUT),
+  row("kill -n 'a[$(rm x)]' 0", DENY_RM, CANNOT_RULE_OUT),
+  row("x='$(rm x)'; echo ${x@P}", DENY_RM, CANNOT_RULE_OUT),
+  row("PS4='$(rm x)' bash -xc :", DENY_RM, CANNOT_RULE_OUT, 'sets PS4'),
+  row("PROMPT_COMMAND='rm x' bash -i", DENY_RM, DENIED), // read like trap
+  row('BASH_ENV=./evil.sh bash -c true', DENY_RM, CANNOT_RULE_OUT, 'sets BASH_ENV'),
+  row('ENV=./evil.sh sh -i', DENY_RM, CANNOT_RULE_OUT),
+  row('mapfile -C rm -c 1 <<< x', DENY_RM, DENIED), // the callback is a command line
+  row('readarray -C rm -c 1 <<< x', DENY_RM, DENIED),
+  row("env 'BASH_FUNC_ls%%=() { rm x; }' bash -c ls", { allow: ['Bash(env:*)'], deny: ['Bash(rm:*)'] }, DENIED),
+  // More builtins and contexts that evaluate subscripts or arithmetic.
+  row("return 'a[$(rm x)]'", DENY_RM, CANNOT_RULE_OUT),
+  row("unset 'a[$(rm x)]'", DENY_RM, CANNOT_RULE_OUT),
+  row("wait -n -p 'a[$(rm x)]'", DENY_RM, CANNOT_RULE_OUT),
+  row("[[ 'a[$(rm x)]' -eq 0 ]]", DENY_RM, CANNOT_RULE_OUT),
+  row("declare -a 'a=($(rm x))'", DENY_RM, CANNOT_RULE_OUT),
+  row("declare -n r='a[$(rm x)]'; echo $r", DENY_RM, CANNOT_RULE_OUT),
+  row("compgen -W '$(rm x)' x", DENY_RM, CANNOT_RULE_OUT), // the word list is expanded
+  row('(( ${x@P} ))', DENY_RM, CANNOT_RULE_OUT),
+  // The text travels through a variable, a here-string, a here-document, a loop, an array.
+  row("x='a[$(rm x)]'; echo $((x))", DENY_RM, CANNOT_RULE_OUT),
+  row("x='a[$(rm x)]'; s=abc; echo ${s:x}", DENY_RM, CANNOT_RULE_OUT),
+  row("x='a[$(rm x)]'; echo ${!x}", DENY_RM, CANNOT_RULE_OUT),
+  row("read x <<< 'a[$(rm x)]'; echo $((x))", DENY_RM, CANNOT_RULE_OUT),
+  row("read x <<'EOF'\na[$(rm x)]\nEOF\necho $((x))", DENY_RM, CANNOT_RULE_OUT, 'here-document'),
+  row('cat <<EOF\n\\$(rm x)\nEOF', DENY_RM, CANNOT_RULE_OUT), // escaped: text, not a substitution
+  row("for x in 'a[$(rm x)]'; do echo $((x)); done", DENY_RM, CANNOT_RULE_OUT),
+  row("a=('a[$(rm x)]'); echo $((a))", DENY_RM, CANNOT_RULE_OUT),
+  // However the text is quoted.
+  row('declare "a[\\$(rm x)]=1"', DENY_RM, CANNOT_RULE_OUT),
+  row("declare $'a[\\x24(rm x)]=1'", DENY_RM, CANNOT_RULE_OUT),
+  row('declare \'a[$\'"(rm x)]=1"', DENY_RM, CANNOT_RULE_OUT), // split across quotes
+  row('declare a[\\$\\(rm\\ x\\)]=1', DENY_RM, CANNOT_RULE_OUT),
+  row("x='a[`rm x`]'; echo $((x))", DENY_RM, CANNOT_RULE_OUT),
+  row("echo ${x:-'$(rm x)'}", DENY_RM, CANNOT_RULE_OUT),
+  row('echo "${x:-\'$(rm x)\'}"', DENY_RM, DENIED), // in double quotes the ' is a character: it runs
+  // Expansions that evaluate a value.
+  row('echo ${!x}', DENY_RM, CANNOT_RULE_OUT),
+  row("x='\\x24(rm x)'; echo ${x@E}", DENY_RM, CANNOT_RULE_OUT),
+  row('echo ${!arr[@]}', DENY_RM, NOT_READ_ONLY), // only lists the keys
+  row('echo ${x@P}', { allow: ['Bash(echo:*)'] }, NOT_READ_ONLY),
+  // Variables bash runs as code or reads code from, however they are set.
+  row("export PS1='$(rm x)'", DENY_RM, CANNOT_RULE_OUT),
+  row('export BASH_ENV=./evil.sh; bash -c true', DENY_RM, CANNOT_RULE_OUT),
+  row('env BASH_ENV=./evil.sh bash -c true', DENY_RM, CANNOT_RULE_OUT),
+  row("read PROMPT_COMMAND <<< 'rm x'", DENY_RM, CANNOT_RULE_OUT),
+  row('printf -v PS4 %s x', DENY_RM, CANNOT_RULE_OUT),
+  row('declare -n r=PS4', DENY_RM, CANNOT_RULE_OUT),
+  row('for BASH_ENV in ./evil.sh; do bash -c true; done', DENY_RM, CANNOT_RULE_OUT),
+  row('SHELLOPTS=xtrace bash -c :', DENY_RM, CANNOT_RULE_OUT),
+  row('BASHOPTS=extdebug bash -c :', DENY_RM, CANNOT_RULE_OUT),
+  row("IFS='$(rm x)' bash -c :", DENY_RM, CANNOT_RULE_OUT),
+  row("export 'BASH_FUNC_ls%%=() { rm x; }'", DENY_RM, DENIED),
+  row('env "BASH_FUNC_ls%%=$X" bash -c ls', DENY_RM, CANNOT_RULE_OUT),
+  row("PROMPT_COMMAND='ls' bash -i", DENY_RM, NOT_READ_ONLY),
+  row('NODE_ENV=production npm test', DENY_RM, NOT_READ_ONLY), // not ENV
+  // Commands run by callbacks, key bindings and the history.
+  row("compgen -C 'rm x' x", DENY_RM, DENIED),
+  row("complete -C 'rm x' ls", DENY_RM, DENIED),
+  row('mapfile -C "$CB" -c 1 <<< x', DENY_RM, CANNOT_RULE_OUT),
+  row('mapfile -tC rm -c 1 <<< x', { deny: ['Bash(rm -rf:*)'] }, CANNOT_RULE_OUT), // the line read is appended
+  row('bind -x \'"\\C-t": rm x\'', DENY_RM, CANNOT_RULE_OUT),
+  row("history -s 'rm x'; fc -s", DENY_RM, CANNOT_RULE_OUT),
+  row('fc -e rm', DENY_RM, CANNOT_RULE_OUT),
+  row('fc -l', DENY_RM, NOT_READ_ONLY),
+  // env and sudo take any word with a "=" as a setting, quoted or not.
+  row("env 'X=1' rm -rf build", DENY_RM, DENIED),
+  row("sudo 'A=1' rm x", DENY_RM, DENIED),
+  // Text the reader reads as a command line itself: its substitutions are known.
+  row("bash -c 'echo $(date)'", DENY_RM, NOT_READ_ONLY),
+  row("bash -c 'echo $(rm x)'", DENY_RM, DENIED),
+  row("trap 'echo $(date)' EXIT", DENY_RM, NOT_READ_ONLY),
+  row("eval 'echo $(date)'", DENY_RM, NOT_READ_ONLY),
+  row("bash <<'EOF'\necho $(date)\nEOF", DENY_RM, NOT_READ_ONLY),
+  row('bash -c \'declare "a[\\$(rm x)]=1"\'', DENY_RM, CANNOT_RULE_OUT), // hidden inside the line read
+  row('ls # $(rm x)', DENY_RM, READ_ONLY), // a comment is not text bash keeps
+  // The price of the simple rule: quoted "$(" or backticks that are only text.
+  row("echo '$(date)'", DENY_RM, CANNOT_RULE_OUT),
+  row("echo '$(date)'", NONE, NOT_READ_ONLY),
+  row("grep -n '`' README.md", NONE, NOT_READ_ONLY),
+  row("git commit -m 'fix `x`'", { allow: ['Bash(git commit:*)'], deny: ['Bash(rm:*)'] }, CANNOT_RULE_OUT),
+  row('git commit -m "$(cat <<\'EOF\'\nfix `x`\nEOF\n)"', DENY_RM, CANNOT_RULE_OUT),
+  // With no deny or ask rule, an external program's allow rule still holds: it gets the text as data.
+  row("git commit -m 'fix `x`'", { allow: ['Bash(git commit:*)'] }, ALLOWED_BY_RULE),
+  row("awk '{print $(NF)}' data.txt", { allow: ['Bash(awk:*)'] }, ALLOWED_BY_RULE),
+  row("test -v 'a[$(rm x)]'", NONE, NOT_READ_ONLY),
+  row('grep -n ENV Dockerfile', NONE, READ_ONLY),
+];
+
+const ROWS: Row[] = [...READS_OUTSIDE, ...READS_INSIDE, ...READ_RULES, ...DISGUISED_RM, ...OTHER_RULES, ...HIDDEN_CODE];
 
 function decide(r: Row, mode: PermissionMode) {
   return decidePermission(
@@ -322,8 +431,8 @@ function decide(r: Row, mode: PermissionMode) {
 }
 
 describe('Bash bypass corpus', () => {
-  it('has at least 100 rows, each command with its rules once', () => {
-    expect(ROWS.length).toBeGreaterThanOrEqual(100);
+  it('has at least 200 rows, each command with its rules once', () => {
+    expect(ROWS.length).toBeGreaterThanOrEqual(200);
     const keys = ROWS.map((r) => JSON.stringify([r.command, r.rules]));
     expect(new Set(keys).size).toBe(keys.length);
   });
@@ -336,4 +445,12 @@ describe('Bash bypass corpus', () => {
       if (r.reason !== undefined) expect(decide(r, 'default').reason).toContain(r.reason);
     },
   );
+});
+
+describe('the two shell readers agree on the corpus', () => {
+  it('finds the same simple commands with splitShellCommand (allow rules) and parseShell (deny rules)', () => {
+    const { compared, differ } = disagreements(ROWS.map((r) => r.command));
+    expect(differ).toEqual([]);
+    expect(compared).toBeGreaterThanOrEqual(200);
+  });
 });

@@ -53,6 +53,59 @@ describe('parseShell', () => {
   ])('refuses what it cannot read: %j', (command, problem) => {
     expect(parseShell(command).problems.join(' ')).toContain(problem);
   });
+
+  it.each([
+    ["declare 'a[$(rm x)]=1'", 1],
+    ['declare "a[\\$(rm x)]=1"', 1],
+    ["declare $'\\x24(rm x)'", 1],
+    ['echo \'$\'"(rm x)"', 1], // split across quotes
+    ["grep '`' f", 1],
+    ["for x in 'a[$(rm x)]'; do :; done", 1],
+    ["cat <<'EOF'\n$(rm x)\nEOF", 1],
+    ['echo ${x@P} ${!y}', 2], // one entry per word
+    ["echo ${x:-'$(rm x)'}", 1],
+    // Real substitutions, comments, plain `$` and listing keys hide nothing.
+    ['echo $(date) "$(date)" `date`', 0],
+    ['ls # $(rm x)', 0],
+    ['awk \'{print $1}\' "$X("', 0],
+    ['echo ${!a[@]} ${x@Q}', 0],
+    ['cat <<EOF\n$(date)\nEOF', 0],
+  ])('lists code hidden in text: %j', (command, count) => {
+    expect(parseShell(command).hidden).toHaveLength(count);
+  });
+});
+
+describe('readBashCommand: hidden code', () => {
+  const hidden = (command: string) => readBashCommand(command).hidden.map((entry) => entry.why);
+
+  it.each([
+    ["bash -c 'echo $(date)'"],
+    ["trap 'echo `date`' EXIT"],
+    ["eval 'x=$(date)'"],
+    ["alias l='ls $(pwd)'"],
+    ["bash <<< 'echo $(date)'"],
+    ["mapfile -C 'echo $(date)' -c 1 <<< x"],
+    ["PROMPT_COMMAND='echo $(date)' bash -i"],
+  ])('drops what it reads as a command line itself: %j', (command) => {
+    expect(hidden(command)).toEqual([]);
+  });
+
+  it.each([
+    ['PS4=x bash -xc :', 'sets PS4'],
+    ['export BASH_ENV=./x.sh', 'sets BASH_ENV'],
+    ["env 'SHELLOPTS=xtrace' bash -c :", 'sets SHELLOPTS'],
+    ['read -r PS1', 'may set a variable'],
+    ['bash -c \'declare "a[\\$(rm x)]=1"\'', 'as quoted text'],
+  ])('keeps the rest: %j', (command, why) => {
+    expect(hidden(command).join(' ')).toContain(why);
+  });
+
+  it('reads imported functions and callbacks for what they run', () => {
+    const programs = (command: string) => readBashCommand(command).invocations.map((i) => i.program ?? '?');
+    expect(programs("env 'BASH_FUNC_ls%%=() { rm x; }' bash -c ls")).toEqual(['env', 'rm', 'bash', 'ls']);
+    expect(programs('readarray -t -C rm -c 1 <<< x')).toEqual(['readarray', 'rm']);
+    expect(programs("compgen -C 'a; b' x")).toEqual(['compgen', 'a', 'b', '?']);
+  });
 });
 
 describe('readBashCommand (what will really run)', () => {

@@ -8,7 +8,15 @@
  *   where any later word may be the program;
  * - programs that run a command line of their own: `sh -c`/`bash -c` (any shell), a shell reading
  *   a here-string or here-document, `eval`, `trap`, `alias`, `find -exec/-execdir/-ok/-okdir`,
- *   `hash -p`.
+ *   `hash -p`, the callbacks of `mapfile -C`/`readarray -C`/`compgen -C`/`complete -C`, and
+ *   environment entries bash runs: `PROMPT_COMMAND=...` and imported functions
+ *   (`env 'BASH_FUNC_ls%%=() { ...; }'`, read as the function's body).
+ *
+ * Code bash may run a second time from text (`hidden`, see `shell-parse.ts`: `'a[$(cmd)]'` handed
+ * to `declare`, `${x@P}`, ...) is kept apart: what the reader reads as a command line itself is
+ * followed and dropped from the list; the rest stays, as do settings of variables bash runs as
+ * code or reads code from (`PS4`, `BASH_ENV`, `ENV`, `SHELLOPTS`, ...) and `bind -x`/`fc`, which
+ * run commands only known when they run. Any of it means any Bash deny or ask rule might match.
  *
  * A program that cannot be known from the text (a variable, a substitution, a glob or brace
  * expansion, a shell reading commands from a pipe) is recorded with `program: undefined`: the
@@ -16,7 +24,16 @@
  * `source x.sh`, `make`, `npm test`) are not looked into: rules match the command line, and the OS
  * sandbox is what confines the rest.
  */
-import { parseShell, parseShellWords, type ParsedShell, type ShellCommand, type ShellWord } from './shell-parse';
+import {
+  CODE_VARIABLE,
+  parseShell,
+  parseShellWords,
+  type ParsedShell,
+  type ShellCommand,
+  type ShellHereDocument,
+  type ShellHidden,
+  type ShellWord,
+} from './shell-parse';
 import { LOOSE_RUNNERS, unwrap, WRAPPERS, xargsReplaceString, type Unwrapped } from './bash-wrappers';
 
 /** One program the command line runs. */
@@ -35,6 +52,18 @@ export interface BashReading {
   invocations: Invocation[];
   /** Parts that could not be read: whatever they run is unknown, so any deny rule might match. */
   unreadable: string[];
+  /**
+   * Code bash may run a second time from text, not followed as commands (see the module
+   * comment): whatever it runs is unknown, so any deny rule might match.
+   */
+  hidden: BashHidden[];
+}
+
+/** One piece of {@link BashReading.hidden}. */
+export interface BashHidden {
+  why: string;
+  /** A `${x@P}`-style expansion, evaluated whatever program receives the word. */
+  expansion?: true;
 }
 
 const MAX_DEPTH = 8;
@@ -68,7 +97,7 @@ export function readBashCommand(command: string): BashReading {
   const reader = new InvocationReader(Math.max(MIN_BUDGET, 3 * command.length));
   const parsed = parseShell(command);
   reader.readParsed(parsed, 0);
-  return { parsed, invocations: reader.invocations, unreadable: reader.unreadable };
+  return { parsed, invocations: reader.invocations, unreadable: reader.unreadable, hidden: reader.hidden() };
 }
 
 /** The program name a word will run, or undefined when it is only known once the command runs. */
@@ -117,13 +146,65 @@ const GIT_GLOBAL_WITH_VALUE = new Set([
   '--exec-path',
 ]);
 
-type Stdin = { kind: 'none' | 'pipe' | 'file' | 'unknown' } | { kind: 'text'; text: string };
+type Stdin =
+  | { kind: 'none' | 'pipe' | 'file' | 'unknown' }
+  | { kind: 'text'; text: string; source: ShellWord | ShellHereDocument };
+
+/**
+ * Builtins that set (or export) variables named by their arguments: an argument naming a
+ * variable of CODE_VARIABLE (`read PS4`, `printf -v PS4`, `declare -n r=PS4`) sets code.
+ */
+const VARIABLE_SETTERS = new Set([
+  'declare',
+  'typeset',
+  'local',
+  'export',
+  'readonly',
+  'read',
+  'printf',
+  'mapfile',
+  'readarray',
+  'getopts',
+  'wait',
+  'let',
+]);
+/** A CODE_VARIABLE name anywhere in a word (`PS4`, `-vPS4`, `r=PS4`). */
+const NAMES_CODE_VARIABLE =
+  /(?:^-[A-Za-z]*|^|[^A-Za-z0-9_])(?:PS[0-4]|PROMPT_COMMAND|BASH_ENV|ENV|SHELLOPTS|BASHOPTS)(?![A-Za-z0-9_])|BASH_FUNC_/;
+/** `NAME=value`, `NAME+=value`, `NAME[i]=value`, and env's `BASH_FUNC_name%%=value`. */
+const SETTING = /^(BASH_FUNC_[^=]*|[A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\])?\+?=/s;
+/** Options of `mapfile`/`readarray` that take a value. */
+const MAPFILE_VALUES = 'dnOsuCc';
+/** Options of `compgen`/`complete` that take a value. */
+const COMPLETE_VALUES = 'oAGWFCXPS';
 
 class InvocationReader {
   readonly invocations: Invocation[] = [];
   readonly unreadable: string[] = [];
+  /** Hidden code the parser found, in every line read. */
+  private readonly found: ShellHidden[] = [];
+  /** Hidden code the reader found (settings of code variables, `bind -x`, ...). */
+  private readonly own: BashHidden[] = [];
+  /** Words and here-documents whose text was read as a command line. */
+  private readonly followed = new Set<ShellWord | ShellHereDocument>();
 
   constructor(private budget: number) {}
+
+  /** The hidden code not followed, once everything is read. */
+  hidden(): BashHidden[] {
+    const out: BashHidden[] = [...this.own];
+    for (const entry of this.found) {
+      if (entry.source !== undefined && this.followed.has(entry.source)) continue;
+      out.push(entry.expansion ? { why: entry.why, expansion: true } : { why: entry.why });
+    }
+    return out;
+  }
+
+  /** Read `word`'s text as a command line (it is followed, no longer hidden). */
+  private follow(word: ShellWord, depth: number, partial = false): void {
+    this.followed.add(word);
+    this.readLine(word.value, depth, partial);
+  }
 
   /** Spend `cost` of the budget; false (and the command unreadable) once it is gone. */
   private spend(cost: number): boolean {
@@ -135,7 +216,42 @@ class InvocationReader {
 
   readParsed(parsed: ParsedShell, depth: number): void {
     this.unreadable.push(...parsed.problems);
-    for (const command of parsed.commands) this.invoke(command.words, stdinOf(command), depth);
+    this.found.push(...parsed.hidden);
+    for (const command of parsed.commands) {
+      for (const assignment of command.assignments) this.readSetting(assignment, depth);
+      this.invoke(command.words, stdinOf(command), depth);
+    }
+  }
+
+  /**
+   * A `NAME=value` word (an assignment, an argument of `export`/`declare`/`env`/`sudo`): true when
+   * it sets a variable bash runs as code, which is then read (`PROMPT_COMMAND`, imported
+   * functions) or recorded as hidden.
+   */
+  private readSetting(word: ShellWord, depth: number): boolean {
+    const match = SETTING.exec(word.value);
+    const name = match?.[1];
+    if (match === null || name === undefined || !CODE_VARIABLE.test(name)) return false;
+    const value = word.value.slice(match[0].length);
+    const shown = JSON.stringify(word.raw);
+    if (name.startsWith('BASH_FUNC_')) {
+      // `BASH_FUNC_ls%%=() { body; }`: a bash started with it defines `ls` with that body.
+      if (!word.literal) {
+        this.own.push({ why: `${shown} imports a function whose body is only known when the command runs` });
+      } else {
+        this.followed.add(word);
+        const functionName = name.slice('BASH_FUNC_'.length).replace(/(?:%%|\(\))$/, '') || 'f';
+        this.readLine(`${functionName}${value}`, depth + 1);
+      }
+    } else if (name === 'PROMPT_COMMAND' && word.literal) {
+      this.followed.add(word);
+      this.readLine(value, depth + 1);
+    } else {
+      this.own.push({
+        why: `${shown} sets ${name}, which bash runs as code or reads code from (a prompt, a start-up file, tracing)`,
+      });
+    }
+    return true;
   }
 
   /**
@@ -167,6 +283,7 @@ class InvocationReader {
     this.invocations.push({ words, program });
     if (program === undefined) return;
     const args = words.slice(1);
+    if (VARIABLE_SETTERS.has(program)) this.readSetter(program, args, depth);
     const spec = WRAPPERS[program];
     if (spec !== undefined) return this.invokeWrapped(program, unwrap(args, spec), stdin, depth);
     if (SHELLS.has(program)) return this.invokeShell(words, stdin, depth);
@@ -182,10 +299,34 @@ class InvocationReader {
       case 'alias':
         for (const arg of args) {
           const equals = arg.value.indexOf('=');
-          if (!arg.literal) this.unknown([arg]);
-          else if (equals > 0) this.readLine(arg.value.slice(equals + 1), depth + 1);
+          if (!arg.literal) {
+            this.unknown([arg]);
+          } else if (equals > 0) {
+            this.followed.add(arg);
+            this.readLine(arg.value.slice(equals + 1), depth + 1);
+          }
         }
         return;
+      case 'mapfile':
+      case 'readarray':
+        return this.invokeCallback(program, args, MAPFILE_VALUES, 2, depth);
+      case 'compgen':
+      case 'complete':
+        return this.invokeCallback(program, args, COMPLETE_VALUES, 3, depth);
+      case 'bind':
+        // `bind -x 'keys: command'` runs the command when the keys are pressed.
+        if (args.some((arg) => !arg.literal || /^-[A-Za-z]*x/.test(arg.value))) {
+          this.unknown(words, 'bind -x runs a command bound to keys, which is only known when it runs');
+        }
+        return;
+      case 'fc': {
+        // `fc -l` lists the history; anything else runs commands from it (or from an editor).
+        const listing = args.some((arg) => /^-[lnr]*l[lnr]*$/.test(arg.value));
+        const runs = args.some((arg) => !arg.literal || /^-[A-Za-z]*[es]/.test(arg.value));
+        if (!listing || runs)
+          this.unknown(words, 'fc runs commands from the history, which are only known when it runs');
+        return;
+      }
       case 'hash': {
         const path = args.findIndex((arg) => arg.value === '-p');
         const target = path >= 0 ? args[path + 1] : undefined;
@@ -202,12 +343,16 @@ class InvocationReader {
   }
 
   private invokeWrapped(program: string, unwrapped: Unwrapped, stdin: Stdin, depth: number): void {
-    if (unwrapped.kind === 'unknown') return this.unknown(unwrapped.words);
+    if (unwrapped.kind === 'unknown') {
+      for (const assignment of unwrapped.assignments ?? []) this.readSetting(assignment, depth);
+      return this.unknown(unwrapped.words);
+    }
     if (unwrapped.kind === 'unsure') return this.invokeLoosely(unwrapped.words, stdin, depth);
     const options = unwrapped.options;
     if (program === 'command' && (options.has('v') || options.has('V'))) return; // a lookup; nothing runs
     if (program === 'sudo' && options.has('e')) return; // sudoedit edits files; it runs no program
     if (program === 'doas' && options.has('C')) return; // checks a configuration file
+    for (const assignment of unwrapped.assignments ?? []) this.readSetting(assignment, depth);
     let words = unwrapped.kind === 'program' ? unwrapped.words : [];
     if (program === 'env') {
       const split = options.get('S') ?? options.get('--split-string');
@@ -266,7 +411,7 @@ class InvocationReader {
       if (body === undefined) return;
       if (!body.literal) this.unknown(words, `the commands ${JSON.stringify(body.raw)} are only known when it runs`);
       // Even then, what is written out (`bash -c "rm $X"`) is read for sure matches.
-      return this.readLine(body.value, depth + 1, !body.literal);
+      return this.follow(body, depth + 1, !body.literal);
     }
     if (!readsStdin && i < args.length) return this.invokeScript(words, args[i], stdin, depth);
     this.readStdin(words, stdin, depth);
@@ -285,6 +430,7 @@ class InvocationReader {
     const name = JSON.stringify(words[0]?.raw ?? '');
     switch (stdin.kind) {
       case 'text':
+        this.followed.add(stdin.source);
         return this.readLine(stdin.text, depth + 1);
       case 'pipe':
         return this.unknown(words, `${name} runs commands read from a pipe, which are only known when it runs`);
@@ -301,6 +447,7 @@ class InvocationReader {
     if (unknown !== undefined) {
       this.unknown(args, `eval runs ${JSON.stringify(unknown.raw)}, which is only known when it runs`);
     }
+    for (const arg of args) this.followed.add(arg);
     this.readLine(args.map((arg) => arg.value).join(' '), depth + 1, unknown !== undefined);
   }
 
@@ -311,7 +458,64 @@ class InvocationReader {
     // With a single argument, that argument is a signal to reset, not an action.
     if (action === undefined || args.length - i < 2) return;
     if (!action.literal) return this.unknown([action]);
-    if (action.value !== '-') this.readLine(action.value, depth + 1);
+    if (action.value !== '-') this.follow(action, depth + 1);
+  }
+
+  /**
+   * An argument of a builtin that sets variables by name: setting (or naming) a variable bash
+   * runs as code (`export PROMPT_COMMAND=...`, `read PS4`, `declare -n r=BASH_ENV`).
+   */
+  private readSetter(program: string, args: ShellWord[], depth: number): void {
+    for (const arg of args) {
+      if (this.readSetting(arg, depth) || !NAMES_CODE_VARIABLE.test(arg.value)) continue;
+      this.own.push({
+        why: `${program} ${JSON.stringify(arg.raw)} may set a variable bash runs as code or reads code from`,
+      });
+    }
+  }
+
+  /**
+   * `mapfile -C callback`, `compgen -C command`: the callback is a command line, run with
+   * `appended` more arguments only known when it runs (the index and the line read; the words
+   * being completed).
+   */
+  private invokeCallback(program: string, args: ShellWord[], withValue: string, appended: number, depth: number) {
+    for (let i = 0; i < args.length; i++) {
+      const arg = args[i] as ShellWord;
+      if (!arg.literal) {
+        return this.unknown([arg], `${program}'s option ${JSON.stringify(arg.raw)} is only known when it runs`);
+      }
+      if (arg.value === '--' || !arg.value.startsWith('-')) {
+        if (program === 'mapfile' || program === 'readarray') return; // the array's name
+        continue; // compgen's word, complete's command names
+      }
+      for (let k = 1; k < arg.value.length; k++) {
+        const letter = arg.value[k] as string;
+        if (!withValue.includes(letter)) continue;
+        const rest = arg.value.slice(k + 1);
+        const value = rest === '' ? args[++i] : { ...arg, raw: rest, value: rest };
+        if (letter === 'C' && value !== undefined) this.invokeCallbackLine(program, arg, value, appended, depth);
+        break;
+      }
+    }
+  }
+
+  private invokeCallbackLine(program: string, option: ShellWord, callback: ShellWord, appended: number, depth: number) {
+    this.followed.add(option);
+    this.followed.add(callback);
+    const why = `${program} -C runs ${JSON.stringify(callback.raw)} with arguments only known when it runs`;
+    if (!callback.literal) return this.unknown([callback], why);
+    const words = parseShellWords(callback.value);
+    if (words !== undefined && words.length > 0) {
+      return this.invoke(
+        [...words, ...Array.from({ length: appended }, () => INPUT_WORD)],
+        { kind: 'none' },
+        depth + 1,
+      );
+    }
+    // A whole command line: its last command gets the arguments.
+    this.readLine(callback.value, depth + 1);
+    this.unknown([callback], why);
   }
 
   private invokeFindActions(args: ShellWord[], depth: number): void {
@@ -357,7 +561,7 @@ class InvocationReader {
       const arg = args[i] as ShellWord;
       if (!arg.literal) return this.unknown(args.slice(i));
       if (arg.value.startsWith('-')) continue;
-      if (/[\s;&|]/.test(arg.value)) this.readLine(arg.value, depth + 1);
+      if (/[\s;&|]/.test(arg.value)) this.follow(arg, depth + 1);
       else this.invoke(args.slice(i), stdin, depth + 1);
     }
   }
@@ -368,10 +572,11 @@ function stdinOf(command: ShellCommand): Stdin {
   for (const redirect of command.redirects) {
     if (redirect.fd !== undefined && redirect.fd !== '0') continue;
     if (redirect.operator === '<<<') {
-      stdin = redirect.target.literal ? { kind: 'text', text: redirect.target.value } : { kind: 'unknown' };
+      const target = redirect.target;
+      stdin = target.literal ? { kind: 'text', text: target.value, source: target } : { kind: 'unknown' };
     } else if (redirect.operator === '<<' || redirect.operator === '<<-') {
       const doc = redirect.hereDocument;
-      stdin = doc !== undefined && !doc.expands ? { kind: 'text', text: doc.body } : { kind: 'unknown' };
+      stdin = doc !== undefined && !doc.expands ? { kind: 'text', text: doc.body, source: doc } : { kind: 'unknown' };
     } else if (redirect.operator === '<' || redirect.operator === '<>') {
       // `< <(echo ...)` or `< $F`: what is read is only known when it runs.
       stdin = redirect.target.literal ? { kind: 'file' } : { kind: 'unknown' };

@@ -11,7 +11,8 @@
  * `grep -f FILE`, `rg --ignore-file`, `find -newer F`, ...) resolves inside the workspace or an
  * added directory after `~`, variables and globs are considered. Redirections only to `/dev/null`
  * and between descriptors. Refused: anything else, including every variable, substitution,
- * subshell, control structure, background job and here-document.
+ * subshell, control structure, background job and here-document, and any text holding code bash
+ * may run a second time (`'$(...)'` or a backtick, even quoted; see `shell-parse.ts`).
  *
  * Relative paths resolve against the workspace (the Bash tool's working directory); without a
  * workspace, only relative paths that do not climb out of it count as inside. Symbolic links
@@ -53,6 +54,8 @@ export type ReadOnlyVerdict = { readOnly: true; reads: BashRead[] } | Refusal;
 export function classifyReadOnlyBash(command: string, context: ReadOnlyContext = {}): ReadOnlyVerdict {
   const parsed = parseShell(command);
   if (parsed.problems.length > 0) return refuse(`it cannot be read safely (${parsed.problems[0]})`);
+  const [hidden] = parsed.hidden;
+  if (hidden !== undefined) return refuse(hidden.why);
   const [feature] = parsed.features;
   if (feature !== undefined) return refuse(`it uses ${FEATURE_WORDS[feature]}`);
   if (parsed.commands.length === 0) return refuse('it is empty');

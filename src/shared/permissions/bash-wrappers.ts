@@ -145,11 +145,15 @@ export const WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
  * program only known at run time (`unknown`), or options not modelled (`unsure`: any later word
  * may be the program).
  */
-export type Unwrapped =
+export type Unwrapped = (
   | { kind: 'program'; words: ShellWord[]; options: Map<string, ShellWord> }
   | { kind: 'none'; options: Map<string, ShellWord> }
   | { kind: 'unknown'; words: ShellWord[] }
-  | { kind: 'unsure'; words: ShellWord[] };
+  | { kind: 'unsure'; words: ShellWord[] }
+) & {
+  /** The `NAME=value` words it sets in the program's environment (`env`, `sudo`). */
+  assignments?: ShellWord[];
+};
 
 /** Split a wrapper's arguments into its options and the program it runs. */
 export function unwrap(args: ShellWord[], spec: WrapperSpec): Unwrapped {
@@ -221,17 +225,22 @@ export function unwrap(args: ShellWord[], spec: WrapperSpec): Unwrapped {
     }
     break;
   }
+  const first = i;
   if (spec.assignments === true) {
-    while (i < args.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test((args[i] as ShellWord).raw)) i++;
+    // Like env itself: any word with a `=` (quoted too: `env 'A=1' rm`) sets a variable.
+    while (i < args.length && (args[i] as ShellWord).value.includes('=')) i++;
   }
+  const assignments = args.slice(first, i);
   for (let p = 0; p < (spec.positionals ?? 0); p++) {
     const positional = args[i];
-    if (positional === undefined) return { kind: 'none', options };
-    if (positional.splits) return { kind: 'unknown', words: args.slice(i) };
+    if (positional === undefined) return { kind: 'none', options, assignments };
+    if (positional.splits) return { kind: 'unknown', words: args.slice(i), assignments };
     i++;
   }
-  if (unsure) return { kind: 'unsure', words: args.slice(i) };
-  return i < args.length ? { kind: 'program', words: args.slice(i), options } : { kind: 'none', options };
+  if (unsure) return { kind: 'unsure', words: args.slice(i), assignments };
+  return i < args.length
+    ? { kind: 'program', words: args.slice(i), options, assignments }
+    : { kind: 'none', options, assignments };
 }
 
 /** The string xargs replaces with each input item (`-I R`, `-i[R]`, `--replace[=R]`), if any. */

@@ -11,11 +11,13 @@
  *   bodies, `find -exec`, `eval`. Where part of the command cannot be known from the text (a
  *   program or argument that is a variable, a substitution or a glob; a shell reading commands
  *   from a pipe; input the reader cannot parse), a rule that could match some expansion of it
- *   cannot be ruled out: the caller asks instead of allowing.
+ *   cannot be ruled out: the caller asks instead of allowing. So does code bash may run a second
+ *   time from text (`'a[$(rm x)]'` handed to `declare`, `${x@P}`, `PS4=...`; see
+ *   `bash-invocations.ts`): any Bash deny or ask rule might match what it runs.
  * A false "deny" costs a prompt or a retry; a false "allow" can cost the repository.
  */
 import { splitShellCommand, type ShellSplit, type ShellSubCommand } from '../tools/bash-classify';
-import { readBashCommand, type BashReading, type Invocation } from './bash-invocations';
+import { programName, readBashCommand, type BashHidden, type BashReading, type Invocation } from './bash-invocations';
 import { escapeRegExp } from './paths';
 import { normalizeCommandBlanks } from './rules';
 import { parseShell } from './shell-parse';
@@ -123,6 +125,8 @@ export function matchBashRuleBroadly(rule: BashRule, analysis: BashAnalysis): Br
   if (hit !== undefined) return { kind: 'match', text: hit };
   const [unreadable] = analysis.reading.unreadable;
   if (unreadable !== undefined) return { kind: 'possible', why: `part of the command cannot be read (${unreadable})` };
+  const [hidden] = analysis.reading.hidden;
+  if (hidden !== undefined) return { kind: 'possible', why: `${hidden.why}, and what that runs is only known then` };
   const unknown = analysis.unknowns.find(({ template }) =>
     ruleAlternatives(rule).some((alternative) => mayIntersect(alternative, template)),
   );
@@ -139,11 +143,104 @@ export function allowTexts(sub: ShellSubCommand): { texts: string[]; exactOnly: 
   return { texts: unique([sub.textWithoutRedirects, sub.text]), exactOnly: false };
 }
 
-/** Does an allow rule approve this simple command? Never when its program is not a plain word. */
+/**
+ * Does an allow rule approve this simple command? Never when its program is not a plain word,
+ * nor when it holds code bash itself may run from text ({@link hiddenCodeIn}).
+ */
 export function allowRuleMatchesSubCommand(rule: BashRule, sub: ShellSubCommand): boolean {
   const { texts, exactOnly } = allowTexts(sub);
   if (exactOnly && rule.kind !== 'bash-exact') return false;
-  return texts.some((text) => bashRuleMatchesText(rule, text)) && plainProgram(sub) !== false;
+  return (
+    texts.some((text) => bashRuleMatchesText(rule, text)) &&
+    plainProgram(sub) !== false &&
+    hiddenCodeIn(sub) === undefined
+  );
+}
+
+/**
+ * Bash's builtins (and `time`): programs bash runs itself, which may evaluate their arguments'
+ * text (`printf -v`, `declare`, `read`, `test -v`, ...) or keep it in a variable for later.
+ */
+const SHELL_BUILTINS = new Set([
+  '.',
+  ':',
+  '[',
+  '[[',
+  'alias',
+  'bg',
+  'bind',
+  'break',
+  'builtin',
+  'caller',
+  'cd',
+  'command',
+  'compgen',
+  'complete',
+  'compopt',
+  'continue',
+  'declare',
+  'dirs',
+  'disown',
+  'echo',
+  'enable',
+  'eval',
+  'exec',
+  'exit',
+  'export',
+  'false',
+  'fc',
+  'fg',
+  'getopts',
+  'hash',
+  'help',
+  'history',
+  'jobs',
+  'kill',
+  'let',
+  'local',
+  'logout',
+  'mapfile',
+  'popd',
+  'printf',
+  'pushd',
+  'pwd',
+  'read',
+  'readarray',
+  'readonly',
+  'return',
+  'set',
+  'shift',
+  'shopt',
+  'source',
+  'suspend',
+  'test',
+  'time',
+  'times',
+  'trap',
+  'true',
+  'type',
+  'typeset',
+  'ulimit',
+  'umask',
+  'unalias',
+  'unset',
+  'wait',
+]);
+
+/**
+ * Code that bash itself may run from the text of this simple command, which keeps any command
+ * allow rule from approving it: a `${x@P}`-style expansion, or hidden code (`'a[$(rm x)]'`, a
+ * `PS4=` setting) given to a builtin or kept in a variable. An external program only receives
+ * such text as data (`git commit -m 'fix `x`'`, `awk '{print $(NF)}'`), so its rule still holds.
+ */
+export function hiddenCodeIn(sub: ShellSubCommand): BashHidden | undefined {
+  const reading = readBashCommand(sub.text);
+  const [first] = reading.hidden;
+  if (first === undefined) return undefined;
+  const expansion = reading.hidden.find((entry) => entry.expansion === true);
+  if (expansion !== undefined) return expansion;
+  const program = programName(reading.parsed.commands[0]?.words[0]);
+  return program === undefined || SHELL_BUILTINS.has(program) ? first : undefined;
 }
 
 /**

@@ -29,6 +29,34 @@
  * the user asked for everything to run and there is no rule to protect), and no allow rule other
  * than the bare `Bash` ever approves it.
  *
+ * Code hidden in text. Bash runs a command substitution a second time from text it has already
+ * expanded: `declare 'a[$(rm x)]=1'`, `printf -v 'a[$(rm x)]'`, `let`, `read`, `test -v`,
+ * `[[ -v ]]`, `unset`, any arithmetic (`x='a[$(rm x)]'; echo $((x))`, `${s:x}`, `[[ $x -eq 0 ]]`,
+ * so through any variable), prompts (`${x@P}`, `PS4`), `compgen -W`. Which builtin or context
+ * will re-evaluate a value cannot be told from the text (values travel through variables,
+ * here-strings, `read`, here-documents), so the rule is the simple one: ANY quoted or escaped
+ * text that holds `$(` or a backtick (`'$(...)'`, `"\$("`, `$'\x24('`, a quoted here-document's
+ * body, a `for` word list) counts as a possible command substitution. Only text the reader
+ * itself reads as a command line is exempt (`bash -c '...'`, `eval`, `trap`, `alias`, `watch`, a
+ * shell's here-document): its substitutions are read and matched. Counted the same: `${x@P}`,
+ * `${x@E}` and `${!x}` expansions; setting or naming (`export`, `read`, `printf -v`, `env`, a
+ * prefix, a `for` variable) a variable bash runs as code or reads code from (`PS0`-`PS4`,
+ * `BASH_ENV`, `ENV`, `SHELLOPTS`, `BASHOPTS`); `bind -x`; `fc` (except `fc -l`). When a Bash deny or
+ * ask rule exists, any of these makes the rule "cannot be ruled out" (ask in every mode, deny in
+ * plan and dontAsk); such a command is never read-only; and no command allow rule approves it
+ * when bash itself may evaluate the text (the program is a builtin, the part only assigns, or it
+ * is a `${x@P}`-style expansion). `PROMPT_COMMAND=...`, imported functions
+ * (`env 'BASH_FUNC_ls%%=() { rm x; }'`) and the callbacks of `mapfile -C`/`readarray -C`/
+ * `compgen -C`/`complete -C` are read as command lines, like `trap`.
+ * The price, weighed against a narrower list of "evaluating builtins" (which a value carried in
+ * a variable walks around): with a Bash deny or ask rule, `echo '$(date)'`, `grep '`' f`,
+ * `awk '{print $(NF)}'`, a commit message or here-document with backticks ask (deny under plan
+ * and dontAsk) even in bypassPermissions, and `echo '$(date)'` or `grep '`' f` are no longer
+ * auto-allowed as read-only. Allow rules for external programs (`Bash(git commit:*)` with
+ * `-m 'fix `x`'`) still approve when no deny or ask rule exists. Text that becomes `$(` only at
+ * run time (`d='$'; "${d}(...)"`, `printf '\x24'`), or values from files and the environment,
+ * are not followed: like a script file, they are for the OS sandbox.
+ *
  * "Read-only" Bash (auto-allowed in default, acceptEdits, plan and dontAsk) means read-only and
  * inside: every path the command names resolves inside the workspace or an added directory
  * (`bash-read-only.ts`), and none is covered by a Read deny or ask rule; `/proc`, `/sys`, home
@@ -40,6 +68,7 @@ import {
   allowRuleMatchesSubCommand,
   analyzeBashCommand,
   bashRuleMatchesText,
+  hiddenCodeIn,
   isBashCommandRule,
   matchBashRuleBroadly,
   plainProgram,
@@ -498,6 +527,12 @@ function allowBash(call: Call, entries: Entry[]): AllowResult {
     const program = uncovered.sub.tokens.find((token) => !/^[A-Za-z_][A-Za-z0-9_]*=/.test(token.raw));
     return {
       note: `the program ${quote(program?.raw ?? uncovered.sub.text)} is only known when the command runs, and permission rules never approve such a command automatically`,
+    };
+  }
+  const hidden = uncovered === undefined ? undefined : hiddenCodeIn(uncovered.sub);
+  if (hidden !== undefined) {
+    return {
+      note: `${hidden.why}, and permission rules never approve code bash may run from text automatically`,
     };
   }
   if (uncovered) {

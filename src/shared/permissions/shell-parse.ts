@@ -8,6 +8,13 @@
  * here-document without its end marker, nesting past a limit) becomes a `problem`, and callers
  * treat a line with problems as one whose commands are not all known. Nothing is executed or
  * expanded; the code is pure so the workflow bundle can run it.
+ *
+ * Bash also runs code hidden in text it has already expanded once: a quoted `'a[$(cmd)]'` handed
+ * to `declare`, `printf -v`, `read`, `let`, `test -v` or any arithmetic context (also through a
+ * variable holding it), a prompt string, `${x@P}`. The parser cannot know where such text ends
+ * up, so it lists every place that holds some as `hidden`: a word whose quoted or escaped text
+ * contains `$(` or a backtick, a here-document whose body does, a `${x@P}`, `${x@E}` or `${!x}`
+ * expansion, a `for` variable named like a variable bash runs as code (`PS4`, `BASH_ENV`, ...).
  */
 
 import { decodeAnsiEscape, escapeGlob, hasBraceExpansion } from './shell-words';
@@ -41,7 +48,13 @@ export interface ShellRedirect {
   /** The target word (for a here-document, its delimiter). */
   target: ShellWord;
   /** For `<<` and `<<-`: the body, and whether bash expands it (an unquoted delimiter). */
-  hereDocument?: { body: string; expands: boolean };
+  hereDocument?: ShellHereDocument;
+}
+
+/** A here-document's body, and whether bash expands it (an unquoted delimiter). */
+export interface ShellHereDocument {
+  body: string;
+  expands: boolean;
 }
 
 /** One simple command: assignments, words (program first) and redirections. */
@@ -68,6 +81,19 @@ export type ShellFeature =
   | 'here-string'
   | 'background';
 
+/** Text bash may run as code a second time, out of the parser's sight (see the module comment). */
+export interface ShellHidden {
+  /** Why, as a clause for the user. */
+  why: string;
+  /**
+   * The word or here-document holding it: a caller that reads that text as a command line
+   * itself (`bash -c '...'`, `trap '...'`) has followed the code and may disregard the entry.
+   */
+  source?: ShellWord | ShellHereDocument;
+  /** A `${x@P}`-style expansion: bash evaluates it whatever program receives the word. */
+  expansion?: true;
+}
+
 /** What {@link parseShell} read. */
 export interface ParsedShell {
   /** Every simple command found, nested ones included, in source order. */
@@ -75,7 +101,16 @@ export interface ParsedShell {
   features: ShellFeature[];
   /** What could not be read. When not empty, `commands` may be incomplete. */
   problems: string[];
+  /** Code bash may run a second time from text (see {@link ShellHidden}). */
+  hidden: ShellHidden[];
 }
+
+/**
+ * Variables whose value bash (or a shell it starts) runs as code or reads code from: prompts
+ * (expanded with command substitution), `PROMPT_COMMAND`, start-up files (`BASH_ENV`, `ENV`),
+ * imported functions (`BASH_FUNC_name%%`), and the option sets that turn tracing (`PS4`) on.
+ */
+export const CODE_VARIABLE = /^(?:PS[0-4]|PROMPT_COMMAND|BASH_ENV|ENV|SHELLOPTS|BASHOPTS|BASH_FUNC_.*)$/s;
 
 const MAX_DEPTH = 24;
 const WORD_END = new Set([' ', '\t', '\n', ';', '&', '|', '<', '>', '(', ')']);
@@ -96,7 +131,8 @@ export function parseShell(source: string): ParsedShell {
  */
 export function parseShellWords(source: string): ShellWord[] | undefined {
   const parsed = parseShell(source);
-  if (parsed.problems.length > 0 || parsed.commands.length !== 1 || parsed.features.length > 0) return undefined;
+  if (parsed.problems.length > 0 || parsed.hidden.length > 0) return undefined;
+  if (parsed.commands.length !== 1 || parsed.features.length > 0) return undefined;
   const [only] = parsed.commands;
   if (only === undefined || only.redirects.length > 0) return undefined;
   return [...only.assignments, ...only.words];
@@ -116,6 +152,10 @@ interface WordState {
   /** Unquoted `{`, `}`, `,` and `.` with their position in `value`, to detect brace expansion. */
   braceMarks: Array<{ ch: string; at: number }>;
   bracketOpen: boolean;
+  /** The last character of literal (not expanded) text, to find a `$(` split across quotes. */
+  lastLiteral: string;
+  /** Code hidden in the word's text or a `${x@P}`-style expansion in it, once found. */
+  hidden?: { why: string; expansion?: true };
 }
 
 class ShellParser {
@@ -125,6 +165,7 @@ class ShellParser {
   private readonly commands: ShellCommand[] = [];
   private readonly features = new Set<ShellFeature>();
   private readonly problems: string[] = [];
+  private readonly hidden: ShellHidden[] = [];
   private readonly pending: PendingHereDocument[] = [];
 
   constructor(
@@ -141,7 +182,7 @@ class ShellParser {
       if (!(error instanceof ParseStop)) throw error;
       this.problems.push(error.message);
     }
-    return { commands: this.commands, features: [...this.features], problems: this.problems };
+    return { commands: this.commands, features: [...this.features], problems: this.problems, hidden: this.hidden };
   }
 
   // --- lists, pipelines and compound commands ---------------------------------------------------
@@ -227,7 +268,7 @@ class ShellParser {
           if (next === '(') {
             this.features.add('arithmetic');
             this.i += 2;
-            this.nested(() => this.readArithmetic());
+            this.nested(() => this.readArithmeticCommand());
             sawCompound = true;
             continue;
           }
@@ -316,10 +357,16 @@ class ShellParser {
       this.skipBlanks();
       if (this.s.startsWith('((', this.i)) {
         this.i += 2;
-        this.readArithmetic();
+        this.readArithmeticCommand();
         return true;
       }
-      this.readWord();
+      const variable = this.readWord();
+      if (CODE_VARIABLE.test(variable.value)) {
+        this.hidden.push({
+          why: `the ${word} loop sets ${variable.value}, which bash runs as code or reads code from`,
+          source: variable,
+        });
+      }
       this.skipBlanks();
       const save = this.i;
       const maybeIn = this.i < this.s.length && !WORD_END.has(this.s[this.i] as string) ? this.readWord() : undefined;
@@ -414,8 +461,9 @@ class ShellParser {
         lines.push(line);
       }
       const body = lines.length === 0 ? '' : lines.join('\n') + '\n';
-      const hereDocument = doc.redirect.hereDocument as { body: string; expands: boolean };
+      const hereDocument = doc.redirect.hereDocument as ShellHereDocument;
       hereDocument.body = body;
+      let hidden = hereDocument.expands ? undefined : hiddenInText(body);
       if (hereDocument.expands) {
         // An unquoted delimiter: the body is expanded like a double-quoted string, and any
         // substitution in it runs whatever program reads it.
@@ -424,6 +472,10 @@ class ShellParser {
         inner.readDoubleQuotedBody(state, true);
         this.merge(inner);
         hereDocument.expands = state.expansions.size > 0;
+        hidden = state.hidden?.why;
+      }
+      if (hidden !== undefined) {
+        this.hidden.push({ why: `the here-document ending at "${doc.delimiter}" ${hidden}`, source: hereDocument });
       }
     }
   }
@@ -443,6 +495,7 @@ class ShellParser {
         state.expansions.add('tilde');
         state.value += match[0];
         state.pattern += escapeGlob(match[0]);
+        state.lastLiteral = '';
         this.i += match[0].length;
       }
     }
@@ -452,6 +505,7 @@ class ShellParser {
       this.i += 2;
       this.nested(() => this.parseList(')', true));
       state.value += s.slice(start, this.i);
+      state.lastLiteral = '';
     }
     while (this.i < s.length) {
       const ch = s[this.i] as string;
@@ -475,11 +529,14 @@ class ShellParser {
         this.i += 2;
         this.readDoubleQuotedBody(state, false);
       } else if (ch === '$' || ch === '`') {
-        const text = this.readExpansion(state);
-        state.value += text;
-        state.pattern += escapeGlob(text);
+        const text = this.readExpansion(state, false);
         // Unquoted, the result of an expansion is split into words and globbed again.
-        if (text !== '$') state.splits = true;
+        if (text === '$') {
+          addQuoted(state, text);
+        } else {
+          addExpansion(state, text);
+          state.splits = true;
+        }
       } else {
         this.i++;
         if (ch === '*' || ch === '?') {
@@ -493,6 +550,7 @@ class ShellParser {
         } else if ('{},.'.includes(ch)) {
           state.braceMarks.push({ ch, at: state.value.length });
         }
+        noteLiteral(state, ch);
         state.value += ch;
         state.pattern += ch;
       }
@@ -511,6 +569,12 @@ class ShellParser {
       pattern: state.pattern,
     };
     if (tildeUser !== undefined) word.tildeUser = tildeUser;
+    if (state.hidden !== undefined) {
+      const why = state.hidden.expansion ? state.hidden.why : `${JSON.stringify(word.raw)} ${state.hidden.why}`;
+      const entry: ShellHidden = { why, source: word };
+      if (state.hidden.expansion) entry.expansion = true;
+      this.hidden.push(entry);
+    }
     return word;
   }
 
@@ -539,11 +603,11 @@ class ShellParser {
           this.i++;
         }
       } else if (ch === '$' || ch === '`') {
-        const text = this.readExpansion(state);
+        const text = this.readExpansion(state, true);
         // "$@" and "${a[@]}" become one word per element even inside double quotes.
         if (/^\$(?:@|\{[^}]*\[@\]|\{!)/.test(text)) state.splits = true;
-        state.value += text;
-        state.pattern += escapeGlob(text);
+        if (text === '$') addQuoted(state, text);
+        else addExpansion(state, text);
       } else {
         addQuoted(state, ch);
         this.i++;
@@ -552,8 +616,12 @@ class ShellParser {
     if (!toEnd) throw new ParseStop('a double quote is never closed');
   }
 
-  /** `$NAME`, `${...}`, `$(...)`, `$((...))`, backticks: returns the text as written. */
-  private readExpansion(state: WordState): string {
+  /**
+   * `$NAME`, `${...}`, `$(...)`, `$((...))`, backticks: returns the text as written. `quoted`:
+   * inside double quotes (or a here-document), where a `'` in `${x:-'...'}` is an ordinary
+   * character, so a `$(...)` after it still runs.
+   */
+  private readExpansion(state: WordState, quoted: boolean): string {
     const s = this.s;
     const start = this.i;
     if (s[start] === '`') {
@@ -568,7 +636,7 @@ class ShellParser {
       this.features.add('arithmetic');
       state.expansions.add('arithmetic');
       this.i += 3;
-      this.nested(() => this.readArithmetic());
+      this.nested(() => this.readArithmetic(state));
       return s.slice(start, this.i);
     }
     if (next === '(') {
@@ -581,8 +649,11 @@ class ShellParser {
     if (next === '{') {
       state.expansions.add('variable');
       this.i += 2;
-      this.nested(() => this.readBracedParameter());
-      return s.slice(start, this.i);
+      this.nested(() => this.readBracedParameter(state, quoted));
+      const text = s.slice(start, this.i);
+      const evaluates = evaluatingExpansion(text);
+      if (evaluates !== undefined) state.hidden ??= { why: evaluates, expansion: true };
+      return text;
     }
     if (next !== undefined && /[A-Za-z_]/.test(next)) {
       state.expansions.add('variable');
@@ -601,29 +672,38 @@ class ShellParser {
   }
 
   /** After `${`: up to the matching `}`, reading any substitution inside. */
-  private readBracedParameter(): void {
+  private readBracedParameter(state: WordState, quoted: boolean): void {
     const s = this.s;
     let depth = 1;
+    const inner = newWordState();
     while (this.i < s.length) {
       const ch = s[this.i] as string;
       if (ch === '\\') {
+        // `${x:-\$(cmd)}` leaves `$(cmd)` as text.
+        state.hidden ??= hiddenText(s.slice(this.i + 1, this.i + 3));
         this.i += 2;
-      } else if (ch === "'") {
+      } else if (ch === "'" && !quoted) {
         const close = s.indexOf("'", this.i + 1);
         if (close < 0) throw new ParseStop('a single quote inside ${...} is never closed');
+        state.hidden ??= hiddenText(s.slice(this.i + 1, close));
         this.i = close + 1;
+      } else if (ch === '$' && s[this.i + 1] === "'") {
+        state.hidden ??= hiddenText(this.readAnsiC());
       } else if (ch === '"') {
         this.i++;
-        this.readDoubleQuotedBody(newWordState(), false);
+        this.readDoubleQuotedBody(inner, false);
       } else if (ch === '$' || ch === '`') {
-        this.readExpansion(newWordState());
+        this.readExpansion(inner, quoted);
       } else if (ch === '{') {
         depth++;
         this.i++;
       } else if (ch === '}') {
         depth--;
         this.i++;
-        if (depth === 0) return;
+        if (depth === 0) {
+          state.hidden ??= inner.hidden;
+          return;
+        }
       } else {
         this.i++;
       }
@@ -631,8 +711,22 @@ class ShellParser {
     throw new ParseStop('a "${" is never closed');
   }
 
+  /** After a command's `((` (or a `for ((`): the expression, with any hidden code in it recorded. */
+  private readArithmeticCommand(): void {
+    const start = this.i;
+    const state = newWordState();
+    this.readArithmetic(state);
+    if (state.hidden !== undefined) {
+      const text = `((${this.s.slice(start, this.i)}`;
+      const why = state.hidden.expansion ? state.hidden.why : `${JSON.stringify(text)} ${state.hidden.why}`;
+      const entry: ShellHidden = { why };
+      if (state.hidden.expansion) entry.expansion = true;
+      this.hidden.push(entry);
+    }
+  }
+
   /** After `((` or `$((`: up to the matching `))`, reading any substitution inside. */
-  private readArithmetic(): void {
+  private readArithmetic(state: WordState): void {
     const s = this.s;
     let depth = 0;
     while (this.i < s.length) {
@@ -645,7 +739,9 @@ class ShellParser {
       if (ch === '(') depth++;
       if (ch === ')') depth--;
       if (ch === '$' || ch === '`') {
-        this.readExpansion(newWordState());
+        const inner = newWordState();
+        this.readExpansion(inner, true);
+        state.hidden ??= inner.hidden;
         continue;
       }
       if (ch === "'" || ch === '"') throw new ParseStop('quotes inside an arithmetic expression are not evaluated');
@@ -729,11 +825,17 @@ class ShellParser {
   }
 
   private merge(inner: ShellParser): void {
-    this.mergeParsed({ commands: inner.commands, features: [...inner.features], problems: inner.problems });
+    this.mergeParsed({
+      commands: inner.commands,
+      features: [...inner.features],
+      problems: inner.problems,
+      hidden: inner.hidden,
+    });
   }
 
   private mergeParsed(parsed: ParsedShell): void {
     this.commands.push(...parsed.commands);
+    this.hidden.push(...parsed.hidden);
     for (const feature of parsed.features) this.features.add(feature);
     if (parsed.problems.length > 0) throw new ParseStop(parsed.problems[0] as string);
   }
@@ -748,10 +850,65 @@ function emptyCommand(nested: boolean, piped: boolean): ShellCommand {
 }
 
 function newWordState(): WordState {
-  return { value: '', pattern: '', expansions: new Set(), splits: false, braceMarks: [], bracketOpen: false };
+  return {
+    value: '',
+    pattern: '',
+    expansions: new Set(),
+    splits: false,
+    braceMarks: [],
+    bracketOpen: false,
+    lastLiteral: '',
+  };
 }
 
+/** Text added as it is (quoted, escaped, or a `$` that starts nothing). */
 function addQuoted(state: WordState, text: string): void {
+  noteLiteral(state, text);
   state.value += text;
   state.pattern += escapeGlob(text);
+}
+
+/** An expansion's text, as written: bash replaces it, so it does not join the literal text. */
+function addExpansion(state: WordState, text: string): void {
+  state.value += text;
+  state.pattern += escapeGlob(text);
+  state.lastLiteral = '';
+}
+
+/** Record literal text, noticing a `$(` or backtick in it (also split across quotes: `'$'"("`). */
+function noteLiteral(state: WordState, text: string): void {
+  if (text === '') return;
+  state.hidden ??= hiddenText(state.lastLiteral + text);
+  state.lastLiteral = text[text.length - 1] as string;
+}
+
+/** Why `text` (literal text) hides code, or undefined. */
+function hiddenInText(text: string): string | undefined {
+  const what = text.includes('$(') ? '"$("' : text.includes('`') ? 'a backtick' : undefined;
+  if (what === undefined) return undefined;
+  return `holds ${what} as quoted text, which bash runs as a command substitution if it evaluates the text again (an array subscript, arithmetic, a prompt)`;
+}
+
+function hiddenText(text: string): { why: string } | undefined {
+  const why = hiddenInText(text);
+  return why === undefined ? undefined : { why };
+}
+
+/**
+ * Why a `${...}` expansion (as written) evaluates a value as code, or undefined: `${x@P}` expands
+ * the value as a prompt (running its command substitutions), `${x@E}` decodes escapes into text
+ * that may then run, `${!x}` looks up the variable the value names (an array subscript in the
+ * name runs commands). `${!x[@]}` and `${!prefix*}` only list names.
+ */
+function evaluatingExpansion(text: string): string | undefined {
+  if (/@[PE]\}$/.test(text)) {
+    const how = text.endsWith('P}')
+      ? 'as a prompt string, running any command substitution in it'
+      : "for escapes, turning them into text bash may run (like $'...')";
+    return `${text} evaluates the value ${how}`;
+  }
+  if (text.startsWith('${!') && !/^\$\{![A-Za-z_][A-Za-z0-9_]*(?:\[[@*]\]|[@*])\}$/.test(text)) {
+    return `${text} looks up the variable a value names (an array subscript in that name runs commands)`;
+  }
+  return undefined;
 }
