@@ -68,6 +68,8 @@ export async function buildSystemPrompt(
 async function gitContext(workspace: string, toolEnv: NodeJS.ProcessEnv): Promise<string | undefined> {
   try {
     const baseEnv = { ...toolEnv, GIT_OPTIONAL_LOCKS: '0' };
+    // Throws when the config cannot be read: then no git runs at all (fail closed), rather than
+    // a status with the repository's filters in force.
     const filters = await repositoryFilterOverrides(workspace, { ...baseEnv, ...gitOverrideEnv() });
     const options = { cwd: workspace, timeout: 10_000, env: { ...baseEnv, ...gitOverrideEnv(filters) } };
     // --show-current also names the branch of a repository with no commits yet.

@@ -63,7 +63,7 @@ describe('the sandbox', () => {
     for (const target of [`${fixture.outside}/x`, `${fixture.home}/x`, '/etc/x', `${fixture.home}/.gitconfig`]) {
       expect(result.content).toContain(`touch: cannot touch '${target}': Read-only file system`);
     }
-    expect(result.content).toContain('(Sandbox: commands may write only inside the workspace and $TMPDIR.)');
+    expect(result.content).toContain('(Sandbox: commands may write only inside the workspace and $TMPDIR.');
     expect(fs.existsSync(path.join(fixture.workspace, 'ws-file'))).toBe(true);
     expect(fs.existsSync(path.join(fixture.outside, 'x'))).toBe(false);
 
@@ -71,6 +71,13 @@ describe('the sandbox', () => {
     expect((await bash(ctx, 'cat "$TMPDIR/note"; echo "$TMPDIR"')).content).toBe('kept\n/tmp');
     const other = sandboxContext(fixture, engine);
     expect((await bash(other, 'cat /tmp/note')).content).toContain('No such file or directory');
+    // Nor under its host path, where the temp root is not under /tmp (TMPDIR set elsewhere).
+    const probe = await bash(
+      other,
+      `ls ${fixture.tempRoot}/durable-agent-*; cat ${fixture.tempRoot}/durable-agent-*/*/note`,
+    );
+    expect(probe.content).not.toContain('kept');
+    expect(probe.content).toContain('Permission denied');
     // The host's /tmp is not visible at all.
     const marker = fs.mkdtempSync(path.join(os.tmpdir(), 'host-tmp-marker-'));
     try {
@@ -81,7 +88,7 @@ describe('the sandbox', () => {
   });
 
   it('keeps the protected workspace files read-only', async () => {
-    for (const dir of ['.git/hooks', '.claude', '.vscode', '.durable-agent/journal']) {
+    for (const dir of ['.git/hooks', '.claude/hooks', '.vscode', '.durable-agent/journal']) {
       fs.mkdirSync(path.join(fixture.workspace, dir), { recursive: true });
     }
     fs.writeFileSync(path.join(fixture.workspace, '.git/config'), '[core]\n');
@@ -95,11 +102,13 @@ describe('the sandbox', () => {
         'echo \'{"sandbox":{"enabled":false}}\' > .claude/settings.json',
         'touch .vscode/tasks.json',
         'touch .durable-agent/journal/forged.json',
-        'touch .claude/notes.md && echo other-claude-file-ok',
+        // The whole of .claude: settings name hook scripts there, and Claude Code runs them later.
+        'touch .claude/hooks/format.sh',
+        'touch elsewhere.txt && echo other-files-ok',
       ].join('; '),
     );
-    expect(result.content.match(/Read-only file system/g)).toHaveLength(5);
-    expect(result.content).toContain('other-claude-file-ok');
+    expect(result.content.match(/Read-only file system/g)).toHaveLength(6);
+    expect(result.content).toContain('other-files-ok');
     expect(fs.readFileSync(path.join(fixture.workspace, '.claude/settings.json'), 'utf8')).toBe('{}');
   });
 
@@ -125,8 +134,9 @@ describe('the sandbox', () => {
     fs.writeFileSync(path.join(fixture.workspace, 'secrets', 'token'), 'ws-secret\n');
     fs.writeFileSync(path.join(fixture.workspace, 'locked.txt'), 'locked\n');
     fs.writeFileSync(path.join(fixture.home, '.ssh', 'config'), 'Host example\n');
+    // (~/.cache holds a hidden token already: a writable folder keeps what is hidden in it hidden.)
     const cache = path.join(fixture.home, '.cache');
-    fs.mkdirSync(cache);
+    fs.mkdirSync(cache, { recursive: true });
     const ctx = sandboxContext(fixture, fixtureEngine(fixture), {
       enabled: true,
       source: 'test',
@@ -139,8 +149,9 @@ describe('the sandbox', () => {
     });
     const result = await bash(
       ctx,
-      'cat secrets/token; cat ~/.ssh/config; cat ~/.ssh/id_ed25519; touch ~/.cache/ok && echo cache-ok; echo x >> locked.txt',
+      'cat secrets/token; cat ~/.ssh/config; cat ~/.ssh/id_ed25519; touch ~/.cache/ok && echo cache-ok; echo x >> locked.txt; cat ~/.cache/huggingface/token',
     );
+    expect(result.content).not.toContain('SECRET');
     expect(result.content).not.toContain('ws-secret');
     expect(result.content).toContain('Host example');
     expect(result.content).toContain('id_ed25519: No such file or directory');

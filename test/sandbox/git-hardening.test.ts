@@ -1,6 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { SandboxEngine } from '../../src/activities/sandbox/engine';
+import { gitShimDir, repositoryFilterOverrides } from '../../src/activities/sandbox/git-hardening';
 import { FileContentStore } from '../../src/activities/store/content-store';
 import { buildSystemPrompt } from '../../src/activities/system-prompt';
 import { executeTool } from '../../src/activities/tools/index';
@@ -58,8 +60,36 @@ describe("the agent's git", () => {
       { command: READ_ONLY_GIT },
       sandboxContext(fixture, fixtureEngine(fixture)),
     );
-    expect(result.content).toContain('+ONE');
+    // Markers first: "external" here means the shim was not on the sandbox's PATH, and git ran
+    // diff.external, whose `true` prints nothing (so no "+ONE" either).
     expect(markersMade()).toEqual([]);
+    expect(result.content).toContain('+ONE');
+  });
+
+  it('uses the shim inside the sandbox even when the package lives under /tmp', async () => {
+    // A checkout under /tmp (as some CI runners make) put the shim under the host's /tmp, which
+    // the sandbox replaces with the job's private folder: the shim was not mounted at all.
+    const shim = fs.mkdtempSync('/tmp/durable-agent-shim-test-');
+    try {
+      fs.copyFileSync(path.join(gitShimDir()!, 'git'), path.join(shim, 'git'));
+      fs.chmodSync(path.join(shim, 'git'), 0o755);
+      const engine = new SandboxEngine({
+        homeDir: fixture.home,
+        workerPrivatePaths: [fixture.dataHome],
+        tempRoot: fixture.tempRoot,
+        gitShimDir: shim,
+      });
+      const result = await executeTool(
+        'Bash',
+        { command: `command -v git; ${READ_ONLY_GIT}` },
+        sandboxContext(fixture, engine),
+      );
+      expect(result.content.split('\n')[0]).toBe(path.join(shim, 'git'));
+      expect(markersMade()).toEqual([]);
+      expect(result.content).toContain('+ONE');
+    } finally {
+      fs.rmSync(shim, { recursive: true, force: true });
+    }
   });
 
   it('runs none of them without the sandbox either', async () => {
@@ -77,7 +107,137 @@ describe("the agent's git", () => {
   });
 });
 
+/** A commit carrying a signature of `kind`, made by hand: no key is needed for git to verify it. */
+function signedCommit(kind: 'openpgp' | 'ssh' | 'x509'): void {
+  const armour = { openpgp: 'PGP SIGNATURE', ssh: 'SSH SIGNATURE', x509: 'SIGNED MESSAGE' }[kind];
+  const tree = git(['rev-parse', 'HEAD^{tree}']).trim();
+  const parent = git(['rev-parse', 'HEAD']).trim();
+  const body = [
+    `tree ${tree}`,
+    `parent ${parent}`,
+    'author A <a@example.com> 0 +0000',
+    'committer A <a@example.com> 0 +0000',
+    `gpgsig -----BEGIN ${armour}-----`,
+    ' U0lHTkVE',
+    ` -----END ${armour}-----`,
+    '',
+    `signed ${kind}`,
+    '',
+  ].join('\n');
+  const file = path.join(fixture.outside, `commit-${kind}`);
+  fs.writeFileSync(file, body);
+  const commit = git(['hash-object', '-t', 'commit', '-w', file]).trim();
+  git(['update-ref', 'HEAD', commit]);
+}
+
+describe("the agent's git and signatures", () => {
+  const SIGNATURE_READS = [
+    'git log -1 --pretty="%G? %GG %GS %GK"',
+    'git log -1 --show-signature',
+    'git show --show-signature --stat HEAD',
+    'git log -3 --pretty=%G?',
+  ].join('; ');
+
+  beforeEach(() => {
+    for (const [key, name] of [
+      ['gpg.program', 'gpg'],
+      ['gpg.openpgp.program', 'openpgp'],
+      ['gpg.ssh.program', 'ssh'],
+      ['gpg.x509.program', 'x509'],
+    ] as const) {
+      const program = path.join(fixture.outside, `sign-${name}`);
+      fs.writeFileSync(program, `#!/bin/sh\ntouch ${markers}/${name}\necho "[GNUPG:] GOODSIG 0 x"\n`);
+      fs.chmodSync(program, 0o755);
+      git(['config', key, program]);
+    }
+    // ssh-keygen is only asked once there is a list of allowed signers.
+    fs.writeFileSync(path.join(fixture.outside, 'allowed-signers'), '');
+    git(['config', 'gpg.ssh.allowedSignersFile', path.join(fixture.outside, 'allowed-signers')]);
+    signedCommit('x509');
+    signedCommit('ssh');
+    signedCommit('openpgp');
+    for (const made of markersMade()) fs.rmSync(path.join(markers, made));
+  });
+
+  it('runs no signature program the repository names, sandboxed or not', async () => {
+    for (const policy of [undefined, { enabled: false, source: 'test' }]) {
+      const result = await executeTool(
+        'Bash',
+        { command: SIGNATURE_READS },
+        sandboxContext(fixture, fixtureEngine(fixture), policy),
+      );
+      expect(result.content).toContain('signed openpgp');
+      expect(markersMade()).toEqual([]);
+    }
+    // Plain git runs them: the set-up is a real attack.
+    git(['log', '-3', '--pretty=%G?']);
+    expect(markersMade()).toEqual(['openpgp', 'ssh', 'x509']);
+  });
+});
+
+describe("the agent's git and the repository's filter drivers", () => {
+  beforeEach(() => {
+    fs.writeFileSync(path.join(fixture.workspace, '.gitattributes'), '*.txt filter=evil\n');
+    git(['config', 'filter.evil.clean', `touch ${markers}/clean; cat`]);
+    git(['config', 'filter.evil.required', 'true']);
+    git(['config', '--unset', 'core.fsmonitor']);
+    for (const made of markersMade()) fs.rmSync(path.join(markers, made));
+  });
+
+  it('outside the sandbox, read-only git runs without them; git add still uses them', async () => {
+    const ctx = sandboxContext(fixture, fixtureEngine(fixture), { enabled: false, source: 'test' });
+    const read = await executeTool('Bash', { command: 'git status --short; git diff; git log -p -1 >/dev/null' }, ctx);
+    expect(read.content).toContain('+ONE');
+    expect(markersMade()).toEqual([]);
+    // A write keeps the repository's filter: git-crypt's clean filter is what keeps plain text
+    // out of a commit.
+    await executeTool('Bash', { command: 'git add a.txt' }, ctx);
+    expect(markersMade()).toEqual(['clean']);
+  });
+
+  it('inside the sandbox they run, contained like any other program', async () => {
+    const result = await executeTool('Bash', { command: 'git diff' }, sandboxContext(fixture, fixtureEngine(fixture)));
+    expect(result.content).toContain('+ONE');
+    expect(markersMade()).toEqual(['clean']);
+  });
+
+  it('outside the sandbox, a config that cannot be read stops read-only git', async () => {
+    fs.appendFileSync(path.join(fixture.workspace, '.git/config'), '[broken\n');
+    const ctx = sandboxContext(fixture, fixtureEngine(fixture), { enabled: false, source: 'test' });
+    const result = await executeTool('Bash', { command: 'git diff' }, ctx);
+    expect(result.isError).toBe(true);
+    expect(result.content).toContain("could not read this repository's config");
+    expect(markersMade()).toEqual([]);
+  });
+});
+
 describe("the system prompt's git", () => {
+  it('fails closed: when the filter drivers cannot be listed, no git runs', async () => {
+    git(['config', 'filter.evil.clean', `touch ${markers}/clean; cat`]);
+    fs.writeFileSync(path.join(fixture.workspace, '.gitattributes'), '*.txt filter=evil\n');
+    for (const made of markersMade()) fs.rmSync(path.join(markers, made));
+    // A git whose `config` fails (as an unreadable include or a timeout would) and that otherwise
+    // is the real one.
+    const bin = path.join(fixture.outside, 'bin');
+    fs.mkdirSync(bin);
+    const realGit = execFileSync('bash', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+    fs.writeFileSync(
+      path.join(bin, 'git'),
+      `#!/bin/sh\n[ "$1" = config ] && exit 1\nexec ${realGit} -c core.fsmonitor=false "$@"\n`,
+    );
+    fs.chmodSync(path.join(bin, 'git'), 0o755);
+    const toolEnv = { PATH: `${bin}:${process.env.PATH}`, HOME: fixture.home };
+    await expect(repositoryFilterOverrides(fixture.workspace, toolEnv)).rejects.toThrow();
+    const store = new FileContentStore(path.join(fixture.dataHome, 'store'));
+    const { ref } = await buildSystemPrompt(
+      { store, clock: () => new Date('2026-12-01T00:00:00Z'), toolEnv },
+      { workspace: fixture.workspace, model: 'claude-sonnet-5-5' },
+    );
+    const prompt = await store.get<string>(ref);
+    expect(prompt).not.toContain('Git status');
+    expect(markersMade()).toEqual([]);
+  });
+
   it('runs nothing the repository names, and sees no credential', async () => {
     fs.writeFileSync(path.join(fixture.workspace, 'b.txt'), 'bee\n');
     git(['add', 'b.txt']);

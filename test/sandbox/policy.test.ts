@@ -1,5 +1,5 @@
 import { buildBwrapArgs, orderMounts, type Mount } from '../../src/activities/sandbox/bwrap-args';
-import { resolveSettingsPath } from '../../src/activities/sandbox/mounts';
+import { isWritableIn, resolveSettingsPath } from '../../src/activities/sandbox/mounts';
 import {
   DEFAULT_JOB_SANDBOX,
   describeJobSandbox,
@@ -134,6 +134,7 @@ describe('the bwrap command line', () => {
     { kind: 'write', path: '/var/tmp/job', dest: '/tmp' },
     { kind: 'hide', path: '/home/u/ws-inside-home', directory: true },
     { kind: 'write', path: '/home/u/ws-inside-home' },
+    { kind: 'pin', path: '/ws/.git' },
   ];
 
   it('applies rules from the outermost path in; on one path a deny beats a write, a show beats a hide', () => {
@@ -141,6 +142,7 @@ describe('the bwrap command line', () => {
     expect(order).toEqual([
       'write /ws',
       'write /tmp',
+      'pin /ws/.git',
       'hide /home/u',
       'write /home/u/ws-inside-home',
       'read-only /ws/.git/hooks',
@@ -148,6 +150,21 @@ describe('the bwrap command line', () => {
       'hide /home/u/ws-inside-home',
       'show /home/u/.ssh/config',
     ]);
+  });
+
+  it('counts a path as writable only where the deepest trusted rule on it is a writable mount', () => {
+    const trusted = mounts.filter((m) => m.kind !== 'pin' && m.kind !== 'read-only');
+    expect(isWritableIn(trusted, '/ws/.vscode')).toBe(true);
+    expect(isWritableIn(trusted, '/ws/.git/config')).toBe(true);
+    expect(isWritableIn([...trusted, { kind: 'write', path: '/home/u/proj' }], '/home/u/proj/.git/config')).toBe(true);
+    // Hidden, only readable, or seen under /tmp with other content: a protection there is dropped.
+    expect(isWritableIn(trusted, '/home/u/ws-inside-home/.git/config')).toBe(false);
+    expect(isWritableIn(trusted, '/home/u/.ssh/id_rsa')).toBe(false);
+    expect(isWritableIn(trusted, '/home/u/.ssh/config')).toBe(false);
+    expect(isWritableIn(trusted, '/home/u/.bashrc')).toBe(false);
+    expect(isWritableIn(trusted, '/etc/passwd')).toBe(false);
+    expect(isWritableIn(trusted, '/tmp/x')).toBe(false);
+    expect(isWritableIn(trusted, '/var/tmp/job/x')).toBe(false);
   });
 
   it('isolates the network unless the policy opens it, and runs bash -c in the workspace', () => {

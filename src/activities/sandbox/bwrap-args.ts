@@ -7,6 +7,8 @@
 export type Mount =
   /** Writable: the workspace, the job's private temp folder (at `dest`), `allowWrite` paths. */
   | { kind: 'write'; path: string; dest?: string }
+  /** Writable still, bound onto itself so that it cannot be renamed or removed (`.git`). */
+  | { kind: 'pin'; path: string }
   /** Read-only inside a writable place: `denyWrite` and the protected workspace files. */
   | { kind: 'read-only'; path: string }
   /** Unreadable: credential places and `denyRead`. */
@@ -45,7 +47,8 @@ export const BASE_FLAGS = [
 /** The same without `--disable-userns`, for bubblewrap before 0.8. */
 export const BASE_FLAGS_WITHOUT_DISABLE_USERNS = BASE_FLAGS.filter((flag) => flag !== '--disable-userns');
 
-const KIND_ORDER: Record<Mount['kind'], number> = { write: 0, 'read-only': 1, hide: 2, show: 3 };
+/** On one path, the later kind wins. */
+export const KIND_ORDER: Record<Mount['kind'], number> = { write: 0, pin: 1, 'read-only': 2, hide: 3, show: 4 };
 
 function depth(target: string): number {
   return target.split('/').filter(Boolean).length;
@@ -57,7 +60,10 @@ const destOf = (mount: Mount) => (mount.kind === 'write' && mount.dest ? mount.d
  * Later mounts cover earlier ones, so the plan is applied from the outermost path in: the rule on
  * the deeper path wins (a denied file inside the writable workspace stays denied, a workspace
  * inside a hidden home stays visible). On the same path, a write deny beats a write allow and an
- * `allowRead` beats a `denyRead`, as in Claude Code.
+ * `allowRead` beats a `denyRead`, as in Claude Code. bubblewrap takes every source from the host,
+ * so a mount inside a hidden place shows the host's files there again: only the worker's and the
+ * user's own rules may do that, and `resolveMounts` keeps the workspace's protections to places
+ * that are writable anyway (where a read-only bind only takes something away).
  */
 export function orderMounts(mounts: Mount[]): Mount[] {
   return mounts
@@ -75,6 +81,8 @@ function mountArgs(mount: Mount): string[] {
   switch (mount.kind) {
     case 'write':
       return ['--bind', mount.path, mount.dest ?? mount.path];
+    case 'pin':
+      return ['--bind', mount.path, mount.path];
     case 'read-only':
     case 'show':
       return ['--ro-bind', mount.path, mount.path];

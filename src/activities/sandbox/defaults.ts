@@ -16,6 +16,9 @@ export const HOME_CREDENTIAL_PLACES: readonly string[] = [
   '.config/gh',
   '.config/hub',
   '.config/op',
+  '.config/rclone',
+  '.config/containers/auth.json',
+  '.config/git/credentials',
   '.docker',
   '.kube',
   '.gnupg',
@@ -32,6 +35,18 @@ export const HOME_CREDENTIAL_PLACES: readonly string[] = [
   '.cargo/credentials',
   '.cargo/credentials.toml',
   '.terraform.d/credentials.tfrc.json',
+  '.cache/huggingface/token',
+  '.huggingface/token',
+  '.m2/settings.xml',
+  '.m2/settings-security.xml',
+  '.gradle/gradle.properties',
+  '.gem/credentials',
+  '.composer/auth.json',
+  '.config/composer/auth.json',
+  '.s3cfg',
+  '.boto',
+  '.oci',
+  '.kaggle',
   '.claude',
   '.claude.json',
   '.bashrc',
@@ -41,8 +56,14 @@ export const HOME_CREDENTIAL_PLACES: readonly string[] = [
   '.zshrc',
   '.zshenv',
   '.zprofile',
+  // What people typed, keys and passwords included.
   '.bash_history',
   '.zsh_history',
+  '.python_history',
+  '.psql_history',
+  '.mysql_history',
+  '.node_repl_history',
+  '.sqlite_history',
 ];
 
 /**
@@ -70,15 +91,16 @@ export const SSH_HOST_KEY_DIR = '/etc/ssh';
 export const SSH_HOST_KEY = /^ssh_host_.*_key$/;
 
 /**
- * Workspace paths kept read-only inside the sandbox, as Claude Code's sandbox does: each makes
- * something run later, outside the sandbox, when a person or a tool opens the repository (git
- * hooks and config, editor tasks, shell start-up files, agent settings, including this job's own
- * sandbox settings). `.durable-agent` holds the tool journal the worker trusts on retries. A path
- * the job lists in `filesystem.allowWrite` exactly is writable after all.
+ * Workspace entries kept read-only, whole, inside the sandbox, as Claude Code's sandbox does: each
+ * makes something run later, outside the sandbox, when a person or a tool opens the repository
+ * (editor tasks, shell start-up files, MCP servers, agent settings with their hooks, commands,
+ * agents and skills, including this job's own sandbox settings). `.durable-agent` holds the tool
+ * journal the worker trusts on retries. A missing one gets an empty placeholder folder for the
+ * length of the command, so it cannot be created either. A path the job lists in
+ * `filesystem.allowWrite` exactly is writable after all. The git directory has rules of its own
+ * (`GIT_DIR_PROTECTED_ENTRIES`).
  */
 export const WORKSPACE_PROTECTED_PATHS: readonly string[] = [
-  '.git/hooks',
-  '.git/config',
   '.gitconfig',
   '.gitmodules',
   '.bashrc',
@@ -90,9 +112,25 @@ export const WORKSPACE_PROTECTED_PATHS: readonly string[] = [
   '.mcp.json',
   '.vscode',
   '.idea',
-  '.claude/settings.json',
-  '.claude/settings.local.json',
-  '.claude/commands',
-  '.claude/agents',
+  '.claude',
   '.durable-agent',
+];
+
+/** What a missing protected path is replaced with while a command runs. */
+export type Placeholder = { type: 'directory' } | { type: 'file'; content: string };
+
+/**
+ * Inside a git directory the sandbox can write, what decides which programs git runs is
+ * read-only: config, hooks, `commondir` (which sends git to another directory's config and hooks)
+ * and `info` (whose attributes pick the diff and filter drivers); the rest (objects, refs, index, logs, locks) stays writable so that `git commit`
+ * works. A missing entry is created for the length of the command with content that means the
+ * same to git as its absence: `commondir` holding "." names the git directory itself, an empty
+ * config is no config.
+ */
+export const GIT_DIR_PROTECTED_ENTRIES: ReadonlyArray<{ name: string; placeholder: Placeholder }> = [
+  { name: 'config', placeholder: { type: 'file', content: '' } },
+  { name: 'config.worktree', placeholder: { type: 'file', content: '' } },
+  { name: 'commondir', placeholder: { type: 'file', content: '.\n' } },
+  { name: 'hooks', placeholder: { type: 'directory' } },
+  { name: 'info', placeholder: { type: 'directory' } },
 ];

@@ -6,8 +6,10 @@ import type { JobSandbox } from '../../shared/sandbox';
 import { sandboxNetworkMode } from '../../shared/sandbox';
 import { buildBwrapArgs } from './bwrap-args';
 import { gitShimDir, withGitHardening } from './git-hardening';
-import { resolveMounts } from './mounts';
+import { allowedExactly, isWritableIn, resolveTrustedMounts, withProtections, type MountInputs } from './mounts';
+import { Placeholders } from './placeholders';
 import { configuredBwrap, probeSandbox, type SandboxAvailability } from './probe';
+import { findProtectedPaths } from './protected-paths';
 
 export interface SandboxEngineOptions {
   /** bwrap to use: a path, or a name looked up on PATH. Default `DURABLE_AGENT_BWRAP`, else `bwrap`. */
@@ -18,6 +20,8 @@ export interface SandboxEngineOptions {
   workerPrivatePaths?: string[];
   /** Where the jobs' private temp folders are made. Default `os.tmpdir()`. */
   tempRoot?: string;
+  /** The git shim's folder. Default `gitShimDir()`, the package's own. */
+  gitShimDir?: string;
 }
 
 /** A command ready to spawn: `file` with `args`, in the workspace, with `env`. */
@@ -26,6 +30,11 @@ export interface PreparedCommand {
   args: string[];
   env: NodeJS.ProcessEnv;
   sandboxed: boolean;
+  /**
+   * To be called once the command and its sandbox have ended: removes the placeholders made for
+   * it (see `Placeholders`).
+   */
+  release?: () => Promise<void>;
 }
 
 /** Why a command was not started; the text is the tool result the model gets. */
@@ -54,12 +63,15 @@ export class SandboxEngine {
   private readonly homeDir: string;
   private readonly workerPrivatePaths: string[];
   private readonly tempRoot: string;
+  private readonly gitShim: string | undefined;
+  private readonly placeholders = new Placeholders();
 
   constructor(options: SandboxEngineOptions = {}) {
     this.bwrap = options.bwrap ?? configuredBwrap();
     this.homeDir = options.homeDir ?? os.homedir();
     this.workerPrivatePaths = [...(options.workerPrivatePaths ?? [])];
     this.tempRoot = options.tempRoot ?? os.tmpdir();
+    this.gitShim = options.gitShimDir ?? gitShimDir();
   }
 
   /** Whether commands can be sandboxed on this worker (a real sandbox start, cached). */
@@ -90,19 +102,19 @@ export class SandboxEngine {
   async prepare(request: CommandRequest): Promise<PreparedCommand | RefusedCommand> {
     const { command, workspace, sessionKey, policy } = request;
     const tempDir = await this.tempDir(workspace, sessionKey);
+    const shim = this.gitShim;
     if (!policy.enabled) {
       return {
         file: 'bash',
         args: ['-c', command],
-        env: withGitHardening({ ...request.env, TMPDIR: tempDir }),
+        env: withGitHardening({ ...request.env, TMPDIR: tempDir }, { sandboxed: false, shim }),
         sandboxed: false,
       };
     }
     const availability = await this.availability();
     if (!availability.available) return { refused: refusalMessage(availability.reason, policy) };
     const network = sandboxNetworkMode(policy);
-    const shim = gitShimDir();
-    const mounts = await resolveMounts({
+    const inputs: MountInputs = {
       workspace,
       tempDir,
       homeDir: this.homeDir,
@@ -110,16 +122,33 @@ export class SandboxEngine {
       alwaysVisible: shim ? [shim] : [],
       policy,
       network,
+    };
+    const trusted = await resolveTrustedMounts(inputs);
+    const protectedPaths = await findProtectedPaths(workspace, {
+      isWritable: (real) => isWritableIn(trusted, real),
+      allowWrite: allowedExactly(inputs),
     });
-    const { file, args } = buildBwrapArgs({
-      bwrap: availability.bwrap,
-      baseFlags: availability.baseFlags,
-      mounts,
-      network,
-      cwd: workspace,
-      command,
-    });
-    return { file, args, env: withGitHardening({ ...request.env, TMPDIR: '/tmp' }), sandboxed: true };
+    const lease = await this.placeholders.acquire(
+      protectedPaths.flatMap((entry) =>
+        entry.placeholder ? [{ path: entry.path, placeholder: entry.placeholder }] : [],
+      ),
+    );
+    try {
+      const mounts = await withProtections(trusted, inputs, protectedPaths);
+      const { file, args } = buildBwrapArgs({
+        bwrap: availability.bwrap,
+        baseFlags: availability.baseFlags,
+        mounts,
+        network,
+        cwd: workspace,
+        command,
+      });
+      const env = withGitHardening({ ...request.env, TMPDIR: '/tmp' }, { sandboxed: true, shim });
+      return { file, args, env, sandboxed: true, release: lease.release };
+    } catch (error) {
+      await lease.release();
+      throw error;
+    }
   }
 }
 

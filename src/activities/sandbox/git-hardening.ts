@@ -9,11 +9,20 @@ const run = promisify(execFile);
 /**
  * Settings that win over a repository's own `.git/config` and that keep commands which look
  * read-only from running a program the repository names: `core.fsmonitor` runs on every `git
- * status`, `log.showSignature` makes `git log` run `gpg.program`.
+ * status`; the signature programs run on `git log --show-signature`, `--pretty=%G?` (and `%GG`,
+ * `%GS`, `%GK`) and `verify-commit`. `gpg.program` and `gpg.openpgp.program` set the same program,
+ * and the last one git reads wins, which is this command-line scope; an empty value makes git
+ * fail, `false` makes every signature count as unverified. The price: the agent's git cannot sign
+ * commits either ("gpg failed to sign the data" where signing is required).
  */
 const GIT_OVERRIDES: ReadonlyArray<readonly [string, string]> = [
   ['core.fsmonitor', 'false'],
   ['log.showSignature', 'false'],
+  ['gpg.program', 'false'],
+  ['gpg.openpgp.program', 'false'],
+  ['gpg.x509.program', 'false'],
+  ['gpg.ssh.program', 'false'],
+  ['gpg.ssh.defaultKeyCommand', 'false'],
 ];
 
 /**
@@ -45,37 +54,57 @@ export function gitShimDir(): string | undefined {
   return shimDir ?? undefined;
 }
 
-/** `env` with the git shim first on PATH and the git overrides set. */
-export function withGitHardening(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const shim = gitShimDir();
+/**
+ * Set by the worker for a command that runs outside the sandbox: the shim then also empties the
+ * repository's own filter drivers for the read-only subcommands (see `git-shim/git`).
+ */
+export const NO_REPOSITORY_FILTERS_ENV = 'DURABLE_AGENT_GIT_NO_REPO_FILTERS';
+
+/**
+ * `env` with the git shim first on PATH and the git overrides set. `shim` is the shim's folder
+ * (default `gitShimDir()`); `sandboxed` says whether the command runs in the sandbox.
+ */
+export function withGitHardening(
+  env: NodeJS.ProcessEnv,
+  options: { sandboxed: boolean; shim?: string | undefined },
+): NodeJS.ProcessEnv {
+  const shim = 'shim' in options ? options.shim : gitShimDir();
   const pathValue = [shim, env.PATH].filter(Boolean).join(path.delimiter);
-  return { ...env, ...gitOverrideEnv(), ...(pathValue ? { PATH: pathValue } : {}) };
+  const hardened: NodeJS.ProcessEnv = { ...env, ...gitOverrideEnv(), ...(pathValue ? { PATH: pathValue } : {}) };
+  if (options.sandboxed) delete hardened[NO_REPOSITORY_FILTERS_ENV];
+  else hardened[NO_REPOSITORY_FILTERS_ENV] = '1';
+  return hardened;
 }
 
-const DRIVER_KEY = /^filter\.(.+)\.(clean|smudge|process)$/;
+const DRIVER_KEY = /^filter\.(.+)\.(clean|smudge|process|required)$/;
 
 /**
  * `-c` pairs that switch off the filter drivers this repository's own config defines (the
  * user's global ones, git-lfs for example, are left alone). A clean filter runs on `git status`;
- * an empty command is git's "no filter". Reading config runs nothing.
+ * an empty command is git's "no filter", and `required=false` keeps git from failing for the
+ * want of one (git-crypt marks its filter required). Reading config runs nothing. Fails (throws)
+ * when the config cannot be read: the caller must then not run git at all, rather than run it
+ * with the repository's filters.
  */
 export async function repositoryFilterOverrides(
   workspace: string,
   env: NodeJS.ProcessEnv,
 ): Promise<Array<[string, string]>> {
-  try {
-    const { stdout } = await run('git', ['config', '--list', '--name-only', '--show-scope', '--includes'], {
-      cwd: workspace,
-      env,
-      timeout: 10_000,
-    });
-    const overrides: Array<[string, string]> = [];
-    for (const line of stdout.split('\n')) {
-      const [scope, key] = line.split('\t');
-      if ((scope === 'local' || scope === 'worktree') && key && DRIVER_KEY.test(key)) overrides.push([key, '']);
-    }
-    return overrides;
-  } catch {
-    return [];
+  const { stdout } = await run('git', ['config', '--list', '--name-only', '--show-scope', '--includes'], {
+    cwd: workspace,
+    env,
+    timeout: 10_000,
+  });
+  const drivers = new Set<string>();
+  for (const line of stdout.split('\n')) {
+    const [scope, key] = line.split('\t');
+    const driver = key === undefined ? undefined : DRIVER_KEY.exec(key)?.[1];
+    if ((scope === 'local' || scope === 'worktree') && driver !== undefined) drivers.add(driver);
   }
+  return [...drivers].flatMap((driver): Array<[string, string]> => [
+    [`filter.${driver}.clean`, ''],
+    [`filter.${driver}.smudge`, ''],
+    [`filter.${driver}.process`, ''],
+    [`filter.${driver}.required`, 'false'],
+  ]);
 }

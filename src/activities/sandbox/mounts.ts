@@ -1,14 +1,9 @@
-import { readdir, realpath, stat } from 'node:fs/promises';
+import { lstat, readdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { JobSandbox } from '../../shared/sandbox';
-import type { Mount } from './bwrap-args';
-import {
-  HOME_CREDENTIAL_PLACES,
-  SSH_HOST_KEY,
-  SSH_HOST_KEY_DIR,
-  SYSTEM_CREDENTIAL_PLACES,
-  WORKSPACE_PROTECTED_PATHS,
-} from './defaults';
+import { KIND_ORDER, type Mount } from './bwrap-args';
+import { HOME_CREDENTIAL_PLACES, SSH_HOST_KEY, SSH_HOST_KEY_DIR, SYSTEM_CREDENTIAL_PLACES } from './defaults';
+import type { ProtectedPath } from './protected-paths';
 
 /** What the mount plan of one call is made from. */
 export interface MountInputs {
@@ -20,7 +15,7 @@ export interface MountInputs {
   homeDir: string;
   /** Paths only the worker may read: its data folder, the Temporal TLS files. */
   workerPrivatePaths: readonly string[];
-  /** Shown even if a hidden place holds it (the git shim). */
+  /** Shown even if a hidden place holds it, or it lies under the host's /tmp (the git shim). */
   alwaysVisible: readonly string[];
   policy: JobSandbox;
   network: 'none' | 'host';
@@ -60,55 +55,165 @@ async function sshHostKeys(): Promise<string[]> {
   }
 }
 
+const isUnder = (target: string, dir: string) => target === dir || target.startsWith(dir === '/' ? '/' : `${dir}/`);
+
 /**
- * The mount plan of one sandboxed call. Paths that do not exist are left out: bubblewrap would
- * have to create them on the host's read-only view, and there is nothing in them to hide.
- * Symlinks are followed, so a denied place is denied under every name that leads to it.
+ * Whether resolving `target` follows a symbolic link that lies in a folder the sandbox can write:
+ * such a link may have been put there by an earlier command, to point a trusted rule (an
+ * `allowWrite` or `allowRead` entry, the git shim) at the home folder or a credential.
  */
-export async function resolveMounts(inputs: MountInputs): Promise<Mount[]> {
+async function throughWritableLink(target: string, writableRoots: readonly string[]): Promise<boolean> {
+  let current = '/';
+  for (const part of target.split('/').filter(Boolean)) {
+    const next = path.join(current, part);
+    const info = await lstat(next).catch(() => undefined);
+    if (!info) return false;
+    if (!info.isSymbolicLink()) {
+      current = next;
+      continue;
+    }
+    if (writableRoots.some((root) => isUnder(current, root))) return true;
+    const resolved = await realpath(next).catch(() => undefined);
+    if (!resolved) return false;
+    current = resolved;
+  }
+  return false;
+}
+
+/**
+ * The rules that come from the worker and the user, never from the workspace: the writable
+ * places (workspace, private temp folder, `allowWrite`), the hidden ones (credential places, the
+ * worker's data, the other jobs' temp folders, `denyRead`) and what is shown again (`allowRead`,
+ * the git shim). Paths that do not exist are left out: bubblewrap would have to create them on
+ * the host, and there is nothing in them to hide. Symlinks are followed, so a denied place is
+ * denied under every name that leads to it, but a trusted rule is not followed through a link
+ * that a sandboxed command could have made.
+ */
+export async function resolveTrustedMounts(inputs: MountInputs): Promise<Mount[]> {
   const { workspace, homeDir, policy } = inputs;
   const fs = policy.filesystem ?? {};
   const fromSettings = (entries: string[] | undefined) =>
     (entries ?? []).map((entry) => resolveSettingsPath(entry, workspace, homeDir));
 
-  const mounts: Mount[] = [];
-  const add = async (kind: 'write' | 'read-only' | 'show' | 'hide', target: string) => {
+  const tempDir = (await existing(inputs.tempDir))?.real ?? inputs.tempDir;
+  const mounts: Mount[] = [
+    { kind: 'write', path: tempDir, dest: '/tmp' },
+    { kind: 'write', path: workspace },
+  ];
+  const writableRoots = [workspace, tempDir];
+  const byDepth = (paths: string[]) => [...paths].sort((a, b) => depth(a) - depth(b));
+  for (const target of byDepth(fromSettings(fs.allowWrite))) {
     const found = await existing(target);
-    if (!found) return;
-    if (kind === 'hide') mounts.push({ kind, path: found.real, directory: found.directory });
-    else mounts.push({ kind, path: found.real });
-  };
-
-  mounts.push({ kind: 'write', path: inputs.tempDir, dest: '/tmp' });
-  mounts.push({ kind: 'write', path: workspace });
-  const allowWrite = fromSettings(fs.allowWrite);
-  for (const target of allowWrite) await add('write', target);
-
-  const allowedExactly = new Set(allowWrite);
-  for (const relative of WORKSPACE_PROTECTED_PATHS) {
-    const target = path.join(workspace, relative);
-    if (!allowedExactly.has(target)) await add('read-only', target);
+    if (!found || (await throughWritableLink(target, writableRoots))) continue;
+    mounts.push({ kind: 'write', path: found.real });
+    writableRoots.push(found.real);
   }
-  for (const target of fromSettings(fs.denyWrite)) await add('read-only', target);
 
   const hidden = [
     ...HOME_CREDENTIAL_PLACES.map((relative) => path.join(homeDir, relative)),
     ...SYSTEM_CREDENTIAL_PLACES,
     ...(await sshHostKeys()),
     ...inputs.workerPrivatePaths,
+    // The other jobs' private temp folders; this job's own is at /tmp.
+    path.dirname(tempDir),
     ...fromSettings(fs.denyRead),
   ];
-  for (const target of hidden) await add('hide', target);
+  for (const found of await Promise.all(hidden.map(existing))) {
+    if (found) mounts.push({ kind: 'hide', path: found.real, directory: found.directory });
+  }
 
-  for (const target of fromSettings(fs.allowRead)) await add('show', target);
-  for (const target of inputs.alwaysVisible) await add('show', target);
-  // /etc/resolv.conf often points into /run, which is hidden; a command given the network needs it.
-  if (inputs.network === 'host') await add('show', '/etc/resolv.conf');
+  const shown = [
+    ...fromSettings(fs.allowRead),
+    ...inputs.alwaysVisible,
+    // /etc/resolv.conf often points into /run, which is hidden; a command given the network needs it.
+    ...(inputs.network === 'host' ? ['/etc/resolv.conf'] : []),
+  ];
+  const keepUnderTmp = new Set<string>();
+  for (const target of shown) {
+    const found = await existing(target);
+    if (!found || (await throughWritableLink(target, writableRoots))) continue;
+    mounts.push({ kind: 'show', path: found.real });
+    if (inputs.alwaysVisible.includes(target)) keepUnderTmp.add(found.real);
+  }
 
-  return dedupe(mounts.filter((mount) => mount.kind === 'write' || !invisibleUnderTmp(mount.path, mounts)));
+  return dedupe(
+    mounts.filter(
+      (mount) => mount.kind === 'write' || keepUnderTmp.has(mount.path) || !invisibleUnderTmp(mount.path, mounts),
+    ),
+  );
 }
 
-const isUnder = (target: string, dir: string) => target === dir || target.startsWith(dir === '/' ? '/' : `${dir}/`);
+/**
+ * Whether the sandbox sees the host's `real` path, writable, under a trusted rule: the deepest
+ * rule on it is a writable mount at its own path. Only there does a protective mount of the
+ * workspace mean anything, and only there can it show nothing the sandbox could not see anyway:
+ * a read-only bind of a path inside a hidden place would show what is hidden.
+ */
+export function isWritableIn(trusted: readonly Mount[], real: string): boolean {
+  let winner: Mount | undefined;
+  for (const mount of trusted) {
+    const dest = destOf(mount);
+    if (!isUnder(real, dest)) continue;
+    if (
+      !winner ||
+      depth(dest) > depth(destOf(winner)) ||
+      (depth(dest) === depth(destOf(winner)) && KIND_ORDER[mount.kind] >= KIND_ORDER[winner.kind])
+    ) {
+      winner = mount;
+    }
+  }
+  return winner?.kind === 'write' && winner.dest === undefined;
+}
+
+/**
+ * The trusted rules plus the workspace's own protections (`protectedPaths`) and the job's
+ * `denyWrite`. These come from paths that the workspace controls (a protected name may be a
+ * symlink to a key; a workspace settings file may list any path), so each is kept only where
+ * `isWritableIn` says it protects something, which also means it can never uncover a hidden place.
+ */
+export async function resolveMounts(
+  inputs: MountInputs,
+  protectedPaths: readonly ProtectedPath[] = [],
+): Promise<Mount[]> {
+  const trusted = await resolveTrustedMounts(inputs);
+  return withProtections(trusted, inputs, protectedPaths);
+}
+
+/** `resolveMounts` for trusted rules already resolved. */
+export async function withProtections(
+  trusted: readonly Mount[],
+  inputs: MountInputs,
+  protectedPaths: readonly ProtectedPath[],
+): Promise<Mount[]> {
+  const denyWrite = (inputs.policy.filesystem?.denyWrite ?? []).map((entry) => ({
+    path: resolveSettingsPath(entry, inputs.workspace, inputs.homeDir),
+    mode: 'read-only' as const,
+  }));
+  const mounts = [...trusted];
+  const entries = [...protectedPaths, ...denyWrite];
+  const found = await Promise.all(entries.map((entry) => existing(entry.path)));
+  entries.forEach((entry, index) => {
+    const real = found[index]?.real;
+    if (real && isWritableIn(trusted, real))
+      mounts.push({ kind: entry.mode === 'pin' ? 'pin' : 'read-only', path: real });
+  });
+  return dedupe(mounts);
+}
+
+/** The exact `allowWrite` paths: a protected path listed there stays writable. */
+export function allowedExactly(inputs: MountInputs): Set<string> {
+  return new Set(
+    (inputs.policy.filesystem?.allowWrite ?? []).map((entry) =>
+      resolveSettingsPath(entry, inputs.workspace, inputs.homeDir),
+    ),
+  );
+}
+
+function depth(target: string): number {
+  return target.split('/').filter(Boolean).length;
+}
+
+const destOf = (mount: Mount) => (mount.kind === 'write' && mount.dest ? mount.dest : mount.path);
 
 /**
  * Inside the sandbox /tmp is the job's private folder, so the host's /tmp is out of sight already;

@@ -44,7 +44,11 @@ export async function runBash(input: BashInput, ctx: ToolContext, heartbeatMs = 
     const outcome = await prepareCommand(input.command, ctx);
     if ('refused' in outcome) return toolError(outcome.refused);
     prepared = outcome;
-    result = await runProcess(prepared, timeoutMs, ctx, heartbeatMs);
+    try {
+      result = await runProcess(prepared, timeoutMs, ctx, heartbeatMs);
+    } finally {
+      await prepared.release?.();
+    }
   } catch (error) {
     if (error instanceof Error && error.name === 'AbortError') throw error;
     return toolError(`Could not start bash: ${error instanceof Error ? error.message : String(error)}`);
@@ -56,7 +60,12 @@ export async function runBash(input: BashInput, ctx: ToolContext, heartbeatMs = 
 function prepareCommand(command: string, ctx: ToolContext): Promise<PreparedCommand | RefusedCommand> {
   const env = ctx.env ?? defaultBashEnv();
   if (!ctx.sandbox) {
-    return Promise.resolve({ file: 'bash', args: ['-c', command], env: withGitHardening(env), sandboxed: false });
+    return Promise.resolve({
+      file: 'bash',
+      args: ['-c', command],
+      env: withGitHardening(env, { sandboxed: false }),
+      sandboxed: false,
+    });
   }
   return ctx.sandbox.engine.prepare({
     command,
@@ -71,8 +80,10 @@ function prepareCommand(command: string, ctx: ToolContext): Promise<PreparedComm
 function sandboxHints(run: Finished, ctx: ToolContext): string[] {
   if (run.exitCode === 0 || run.timedOut || !ctx.sandbox) return [];
   const hints: string[] = [];
-  if (/Read-only file system/.test(run.output)) {
-    hints.push('(Sandbox: commands may write only inside the workspace and $TMPDIR.)');
+  if (/Read-only file system|Device or resource busy/.test(run.output)) {
+    hints.push(
+      '(Sandbox: commands may write only inside the workspace and $TMPDIR. Inside the workspace, .git/config, .git/hooks, .claude, .vscode, .idea, .mcp.json and the shell start-up files are read-only, and .git cannot be moved or created; edit those with the Edit and Write tools.)',
+    );
   }
   const { policy } = ctx.sandbox;
   const domains = policy.network?.allowedDomains ?? [];

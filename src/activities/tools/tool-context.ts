@@ -16,8 +16,9 @@ export interface ToolContext {
    */
   env?: NodeJS.ProcessEnv;
   /**
-   * How Bash is confined: the worker's sandbox and the job's policy. Absent only for the
-   * one-shot `durable-agent tool` call, which then runs its command unconfined.
+   * How Bash is confined: the worker's sandbox and the job's policy. Every caller outside the
+   * tests passes one (`runTool`, and the one-shot `durable-agent tool` call); without one, Bash
+   * runs its command unconfined, which is what the tests of Bash's own behaviour use.
    */
   sandbox?: { engine: SandboxEngine; policy: JobSandbox };
   /** The job the call belongs to; its private temp folder is keyed by it. */
