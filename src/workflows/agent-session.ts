@@ -213,18 +213,7 @@ function endOfTurn(session: Session, before: State, after: State, reply: CallMod
       maxOutputTokensOverride: before.maxOutputTokensOverride,
       maxOutputTokensRecoveryCount: before.maxOutputTokensRecoveryCount,
     });
-    if (decision.kind === 'escalate') {
-      // The cut reply is withheld: the same request runs again with room to finish.
-      return {
-        kind: 'continue',
-        state: {
-          ...after,
-          transcript: reply.transcriptBeforeReply,
-          maxOutputTokensOverride: decision.maxTokens,
-          transition: { reason: 'max_output_tokens_escalate' },
-        },
-      };
-    }
+    if (decision.kind === 'escalate') return escalated(after, reply, decision.maxTokens);
     if (decision.kind === 'recover') {
       return {
         kind: 'continue',
@@ -294,27 +283,15 @@ async function cutToolUse(
     maxOutputTokensOverride: before.maxOutputTokensOverride,
     maxOutputTokensRecoveryCount: before.maxOutputTokensRecoveryCount,
   });
-  if (decision.kind === 'escalate') {
-    return {
-      kind: 'continue',
-      state: {
-        ...after,
-        transcript: reply.transcriptBeforeReply,
-        maxOutputTokensOverride: decision.maxTokens,
-        transition: { reason: 'max_output_tokens_escalate' },
-      },
-    };
-  }
+  if (decision.kind === 'escalate') return escalated(after, reply, decision.maxTokens);
+  // Only replies recorded since truncatedToolUse existed come here, so no patch is needed.
   if (decision.kind === 'exhausted') {
-    if (patched(STOP_REASONS_PATCH)) {
-      return {
-        kind: 'terminal',
-        state: after,
-        reason: 'max_output_tokens',
-        detail: outputLimitExhausted(session, before),
-      };
-    }
-    control.record({ turn: after.turnCount, kind: 'notice', text: 'output token limit reached; recovery exhausted' });
+    return {
+      kind: 'terminal',
+      state: after,
+      reason: 'max_output_tokens',
+      detail: outputLimitExhausted(session, before),
+    };
   }
   const notice: TextBlock = {
     type: 'text',
@@ -354,6 +331,19 @@ async function cutToolUse(
     };
   }
   return { kind: 'continue', state: { ...withResults, turnCount: nextTurnCount } };
+}
+
+/** The cut reply is withheld: the same request runs again with room to finish. */
+function escalated(after: State, reply: CallModelResult, maxTokens: number): TurnStep {
+  return {
+    kind: 'continue',
+    state: {
+      ...after,
+      transcript: reply.transcriptBeforeReply,
+      maxOutputTokensOverride: maxTokens,
+      transition: { reason: 'max_output_tokens_escalate' },
+    },
+  };
 }
 
 function outputLimitExhausted(session: Session, before: State): string {
