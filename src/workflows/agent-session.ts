@@ -23,6 +23,7 @@ import { prepareSession } from './session';
 import type { Session } from './session';
 import { SessionControl } from './session-control';
 import { runToolsPhase } from './tools-phase';
+import type { ToolsPhaseOutcome } from './tools-phase';
 
 /** Guards the stop-reason paths (refusal, pause_turn, context window, exhausted recovery). */
 const STOP_REASONS_PATCH = 'stop-reasons';
@@ -170,9 +171,30 @@ async function runTurn(session: Session, state: State): Promise<TurnStep> {
   // Phase 4: the tools.
   control.phase = 'running_tools';
   const tools = await runToolsPhase(session, afterReply, toolUseBlocks);
+  // Phase 5 happens at the start of the next turn (queued input joins the tool results).
+  // Phase 6: the next State, if another turn is allowed.
+  const step = afterTools(session, afterReply, tools, []);
+  if (step.kind === 'terminal') return step;
+  return {
+    kind: 'continue',
+    state: {
+      ...step.state,
+      maxOutputTokensRecoveryCount: 0,
+      maxOutputTokensOverride: undefined,
+      transition: { reason: 'next_turn' },
+    },
+  };
+}
+
+/**
+ * Phase 4's results folded into the State, and the next turn counted; a Terminal instead when the
+ * tools were aborted or maxTurns is reached.
+ */
+function afterTools(session: Session, after: State, tools: ToolsPhaseOutcome, extra: TextBlock[]): TurnStep {
+  const { control } = session;
   const withResults: State = {
-    ...afterReply,
-    pending: [{ role: 'user', content: tools.results }],
+    ...after,
+    pending: [{ role: 'user', content: [...tools.results, ...extra] }],
     readFileState: tools.effects.readFileState,
     todos: tools.effects.todos,
     denials: tools.effects.denials,
@@ -180,10 +202,7 @@ async function runTurn(session: Session, state: State): Promise<TurnStep> {
   };
   if (tools.aborted)
     return { kind: 'terminal', state: withResults, reason: 'aborted_tools', detail: control.abortDetail };
-
-  // Phase 5 happens at the start of the next turn (queued input joins the tool results).
-  // Phase 6: the next State, if another turn is allowed.
-  const nextTurnCount = state.turnCount + 1;
+  const nextTurnCount = after.turnCount + 1;
   if (exceedsMaxTurns(nextTurnCount, control.maxTurns)) {
     return {
       kind: 'terminal',
@@ -192,16 +211,7 @@ async function runTurn(session: Session, state: State): Promise<TurnStep> {
       detail: `reached maxTurns ${control.maxTurns} with tool results pending`,
     };
   }
-  return {
-    kind: 'continue',
-    state: {
-      ...withResults,
-      turnCount: nextTurnCount,
-      maxOutputTokensRecoveryCount: 0,
-      maxOutputTokensOverride: undefined,
-      transition: { reason: 'next_turn' },
-    },
-  };
+  return { kind: 'continue', state: { ...withResults, turnCount: nextTurnCount } };
 }
 
 /** Phase 3: the reply asked for no tool. Recover from a cut-off reply, take queued input, or stop. */
@@ -310,27 +320,7 @@ async function cutToolUse(
   // The complete calls before the cut one are in the transcript and must get their results.
   control.phase = 'running_tools';
   const tools = await runToolsPhase(session, after, completeToolUses);
-  const withResults: State = {
-    ...after,
-    ...recovering,
-    pending: [{ role: 'user', content: [...tools.results, notice] }],
-    readFileState: tools.effects.readFileState,
-    todos: tools.effects.todos,
-    denials: tools.effects.denials,
-    unsandboxedCommands: tools.effects.unsandboxedCommands,
-  };
-  if (tools.aborted)
-    return { kind: 'terminal', state: withResults, reason: 'aborted_tools', detail: control.abortDetail };
-  const nextTurnCount = after.turnCount + 1;
-  if (exceedsMaxTurns(nextTurnCount, control.maxTurns)) {
-    return {
-      kind: 'terminal',
-      state: withResults,
-      reason: 'max_turns',
-      detail: `reached maxTurns ${control.maxTurns} with tool results pending`,
-    };
-  }
-  return { kind: 'continue', state: { ...withResults, turnCount: nextTurnCount } };
+  return afterTools(session, { ...after, ...recovering }, tools, [notice]);
 }
 
 /** The cut reply is withheld: the same request runs again with room to finish. */
