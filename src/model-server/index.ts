@@ -8,11 +8,16 @@
  */
 export { ScriptedModelServer, type ScriptedModelServerOptions } from './server';
 export { loadScriptedSession, parseScriptedSession } from './script';
+export { estimateInputTokens } from './prompt-tokens';
 export type {
+  CompactionTarget,
   Fault,
   FaultTarget,
   RecordedRequest,
+  RequestKind,
+  ScheduledCompactionFault,
   ScheduledFault,
+  ScriptedCompactions,
   ScriptedBlock,
   ScriptedRefusalDetails,
   ScriptedReply,

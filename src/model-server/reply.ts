@@ -3,6 +3,8 @@
  * filling in what the script leaves out (id, model, stop_reason, usage).
  */
 import { newMessageId } from './api-error';
+import type { InputUsage } from './prompt-cache';
+import { approxTokens, estimateInputTokens } from './prompt-tokens';
 import type { ScriptedBlock, ScriptedRefusalDetails, ScriptedReply, ScriptedStopReason, ScriptedUsage } from './types';
 
 /** A content block as the API returns it (a script's `partial_json` is only for the stream). */
@@ -30,18 +32,6 @@ export interface BuiltReply {
   cutToolInputJson?: string;
 }
 
-/** Rough token count: the API's tokens average about four characters of English text. */
-function approxTokens(chars: number): number {
-  return Math.max(1, Math.ceil(chars / 4));
-}
-
-/** Estimate `input_tokens` from the parts of a request that the model would actually read. */
-export function estimateInputTokens(body: unknown): number {
-  const b = (body ?? {}) as Record<string, unknown>;
-  const prompt = JSON.stringify([b.system ?? null, b.messages ?? null, b.tools ?? null]);
-  return approxTokens(prompt.length);
-}
-
 function estimateOutputTokens(content: ScriptedBlock[]): number {
   let chars = 0;
   for (const block of content) {
@@ -65,9 +55,11 @@ export function defaultStopReason(content: ScriptedBlock[]): ScriptedStopReason 
 
 /**
  * Build the full message for `reply` as an answer to `requestBody`. The content is deep-copied so
- * a client that mutates what it received cannot change what a retried request gets.
+ * a client that mutates what it received cannot change what a retried request gets. `input` is
+ * how the prompt cache split the request's input (default: all of it uncached); the script's
+ * `usage` overrides any counter.
  */
-export function buildMessage(reply: ScriptedReply, requestBody: unknown): BuiltReply {
+export function buildMessage(reply: ScriptedReply, requestBody: unknown, input?: InputUsage): BuiltReply {
   const model = (requestBody as { model?: unknown } | undefined)?.model;
   const stopReason = reply.stop_reason ?? defaultStopReason(reply.content);
   const last = reply.content.at(-1);
@@ -82,10 +74,12 @@ export function buildMessage(reply: ScriptedReply, requestBody: unknown): BuiltR
     stop_details:
       stopReason === 'refusal' ? { type: 'refusal', category: null, explanation: null, ...reply.stop_details } : null,
     usage: {
-      input_tokens: estimateInputTokens(requestBody),
+      ...(input ?? {
+        input_tokens: estimateInputTokens(requestBody),
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
+      }),
       output_tokens: estimateOutputTokens(reply.content),
-      cache_creation_input_tokens: 0,
-      cache_read_input_tokens: 0,
       ...reply.usage,
     },
   };

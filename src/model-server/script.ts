@@ -1,11 +1,18 @@
 /**
  * Scripted sessions: their zod schema, loading them from JSON, and the lookups the server does
- * per request (which turn a request is, which fault applies, which reply answers it).
+ * per request (which fault applies, which reply answers it). Which turn a request is on is
+ * turns.ts's business.
  */
 import { readFileSync } from 'node:fs';
 import { basename, extname } from 'node:path';
 import { z } from 'zod';
-import type { ScheduledFault, ScriptedReply, ScriptedSession, ScriptedStopReason } from './types';
+import type {
+  ScheduledCompactionFault,
+  ScheduledFault,
+  ScriptedReply,
+  ScriptedSession,
+  ScriptedStopReason,
+} from './types';
 
 /** Stop reasons after which a reply may end in the middle of a block (a `partial_json` tool call). */
 export const CUTTING_STOP_REASONS: readonly ScriptedStopReason[] = [
@@ -81,53 +88,77 @@ const replySchema = z
     }
   });
 
-const target = { turn: count, attempt: z.number().int().min(1) };
-const faultSchema = z.discriminatedUnion('kind', [
-  z.strictObject({
-    ...target,
-    kind: z.literal('http'),
-    status: z.number().int().min(400).max(599),
-    errorType: z.string().min(1),
-    message: z.string().optional(),
-    retryAfterSeconds: z.number().nonnegative().optional(),
-    errorCode: z.string().min(1).optional(),
-  }),
-  z.strictObject({
-    ...target,
-    kind: z.literal('stream_error'),
-    afterBlocks: count.optional(),
-    errorType: z.string().min(1),
-    message: z.string().optional(),
-    errorCode: z.string().min(1).optional(),
-  }),
-  z.strictObject({ ...target, kind: z.literal('drop'), afterBlocks: count.optional() }),
-  z.strictObject({ ...target, kind: z.literal('hang') }),
-  z.strictObject({ ...target, kind: z.literal('reply'), reply: replySchema }),
-]);
+/** The fault variants, each carrying the fields of `target` (where it applies). */
+function faultSchemaFor<T extends z.ZodRawShape>(target: T, reply: z.ZodType<ScriptedReply>) {
+  return z.discriminatedUnion('kind', [
+    z.strictObject({
+      ...target,
+      kind: z.literal('http'),
+      status: z.number().int().min(400).max(599),
+      errorType: z.string().min(1),
+      message: z.string().optional(),
+      retryAfterSeconds: z.number().nonnegative().optional(),
+      errorCode: z.string().min(1).optional(),
+    }),
+    z.strictObject({
+      ...target,
+      kind: z.literal('stream_error'),
+      afterBlocks: count.optional(),
+      errorType: z.string().min(1),
+      message: z.string().optional(),
+      errorCode: z.string().min(1).optional(),
+    }),
+    z.strictObject({ ...target, kind: z.literal('drop'), afterBlocks: count.optional() }),
+    z.strictObject({ ...target, kind: z.literal('hang') }),
+    z.strictObject({ ...target, kind: z.literal('reply'), reply }),
+  ]);
+}
+
+const attempt = z.number().int().min(1);
+const faultSchema = faultSchemaFor({ turn: count, attempt }, replySchema);
+
+// The agent asks for a summary with tool_choice none, so the model cannot answer with a tool call.
+const compactionReplySchema = replySchema.refine((reply) => reply.content.every((b) => b.type === 'text'), {
+  message: 'a compaction is asked with tool_choice none: its reply can only hold text blocks',
+  path: ['content'],
+});
+const compactionsSchema = z.strictObject({
+  replies: z.array(compactionReplySchema).optional(),
+  faults: z.array(faultSchemaFor({ index: count, attempt }, compactionReplySchema)).optional(),
+});
+
+/** Two faults for one target would silently shadow each other. */
+function checkDuplicateTargets<F>(
+  faults: readonly F[],
+  keyOf: (fault: F) => string,
+  path: ReadonlyArray<string>,
+  ctx: z.RefinementCtx,
+): void {
+  const seen = new Set<string>();
+  for (const [i, fault] of faults.entries()) {
+    const key = keyOf(fault);
+    if (seen.has(key)) ctx.addIssue({ code: 'custom', path: [...path, i], message: `duplicate fault for ${key}` });
+    seen.add(key);
+  }
+}
 
 const sessionSchema = z
   .strictObject({
     name: z.string().optional(),
     replies: z.array(replySchema),
     faults: z.array(faultSchema).optional(),
+    compactions: compactionsSchema.optional(),
+    contextWindow: z.number().int().positive().optional(),
+    cacheTtlMs: z.number().positive().optional(),
     chunkDelayMs: delayMs.optional(),
     // JSON object keys are strings; they must still name turns.
     slowTurns: z.record(z.string().regex(/^\d+$/, 'slowTurns keys must be turn numbers'), delayMs).optional(),
   })
   .superRefine((session, ctx) => {
-    // Two faults for one (turn, attempt) would silently shadow each other.
-    const seen = new Set<string>();
-    for (const [i, fault] of (session.faults ?? []).entries()) {
-      const key = `${fault.turn}/${fault.attempt}`;
-      if (seen.has(key)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['faults', i],
-          message: `duplicate fault for turn ${fault.turn} attempt ${fault.attempt}`,
-        });
-      }
-      seen.add(key);
-    }
+    checkDuplicateTargets(session.faults ?? [], (f) => `turn ${f.turn} attempt ${f.attempt}`, ['faults'], ctx);
+    const compactionFaults = session.compactions?.faults ?? [];
+    const compactionKey = (f: { index: number; attempt: number }) => `compaction ${f.index} attempt ${f.attempt}`;
+    checkDuplicateTargets(compactionFaults, compactionKey, ['compactions', 'faults'], ctx);
   });
 
 function formatIssues(error: z.ZodError): string {
@@ -168,19 +199,18 @@ export function loadScriptedSession(path: string): ScriptedSession {
   return { ...session, name: session.name ?? basename(path, extname(path)) };
 }
 
-/**
- * The turn a request is for: the number of assistant messages it carries. A retry or a replay
- * after a crash re-sends the same history, so it maps to the same turn and the same reply.
- */
-export function turnOf(body: unknown): number {
-  const messages = (body as { messages?: unknown } | null | undefined)?.messages;
-  if (!Array.isArray(messages)) return 0;
-  return messages.filter((m) => (m as { role?: unknown } | null)?.role === 'assistant').length;
-}
-
 /** The fault scheduled for this (turn, attempt), if any. */
 export function faultFor(session: ScriptedSession, turn: number, attempt: number): ScheduledFault | undefined {
   return session.faults?.find((f) => f.turn === turn && f.attempt === attempt);
+}
+
+/** The fault scheduled for this (compaction index, attempt), if any. */
+export function compactionFaultFor(
+  session: ScriptedSession,
+  index: number,
+  attempt: number,
+): ScheduledCompactionFault | undefined {
+  return session.compactions?.faults?.find((f) => f.index === index && f.attempt === attempt);
 }
 
 /** The reply for a turn, if the script has one. */

@@ -2,27 +2,38 @@
  * `ScriptedModelServer`: a local HTTP server that speaks the Anthropic Messages API, answering
  * from a script instead of a model. Tests and the demo point the real SDK at it (`baseURL`).
  *
- * Per request: record it, check auth, validate like the real API, apply a scheduled fault,
- * then answer with the scripted reply for its turn, streamed as SSE or as one JSON message.
+ * Per request: work out its turn (continued across compactions) and whether it asks for a
+ * compaction, record it, check auth, validate like the real API (context window included), apply
+ * a scheduled fault, then answer with the scripted reply for its turn, or with a summary for a
+ * compaction, streamed as SSE or as one JSON message, its usage split by the prompt cache.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { newRequestId, statusForErrorType } from './api-error';
 import { readBody, sendApiError, sendJson, sleep, tryParseJson, writeChunk } from './http-io';
-import { buildMessage, estimateInputTokens, type BuiltReply } from './reply';
-import { chunkDelayFor, faultFor, parseScriptedSession, replyFor, sessionLabel, turnOf } from './script';
+import { firstUserRequest, isCompactionRequest, requestMessages, writeSummary } from './compaction';
+import { PromptCache } from './prompt-cache';
+import { estimateInputTokens } from './prompt-tokens';
+import { buildMessage, type BuiltReply } from './reply';
+import { chunkDelayFor, compactionFaultFor, faultFor, parseScriptedSession, replyFor, sessionLabel } from './script';
 import { planStream, type StreamEnding } from './sse';
-import type { RecordedRequest, ScheduledFault, ScriptedSession } from './types';
+import { TurnLedger, type TurnIdentity } from './turns';
+import type { Fault, RecordedRequest, ScriptedReply, ScriptedSession } from './types';
 import { validateMessagesRequest } from './validate';
 import { Waiters } from './waiters';
 
 const DEFAULT_WAIT_MS = 5_000;
 
-/** Where to listen. Port 0 (the default) picks a free port. */
+/** Where to listen (port 0, the default, picks a free port), and the clock. */
 export interface ScriptedModelServerOptions {
   port?: number;
   host?: string;
+  /** Milliseconds since the epoch, for prompt-cache expiry; default `Date.now`. */
+  now?: () => number;
 }
+
+/** A recorded request's classification, before it is answered. */
+type Call = TurnIdentity & { attempt: number } & ({ kind: 'turn' } | { kind: 'compaction'; index: number });
 
 /** Per-request context shared by the answering steps. */
 interface Exchange {
@@ -42,17 +53,23 @@ export class ScriptedModelServer {
 
   private readonly session: ScriptedSession;
   private readonly server: Server;
+  private readonly cache: PromptCache;
+  private readonly ledger = new TurnLedger();
   private readonly attempts = new Map<number, number>();
+  /** Compaction index by "continues from which summary, on which turn". */
+  private readonly compactionIndexes = new Map<string, number>();
+  private readonly compactionAttempts = new Map<number, number>();
   private readonly streamsStarted = new Set<number>();
   private readonly sockets = new Set<Socket>();
   private readonly inFlight = new Set<AbortController>();
   private readonly waiters = new Waiters();
   private closing: Promise<void> | undefined;
 
-  private constructor(session: ScriptedSession, server: Server, url: string) {
+  private constructor(session: ScriptedSession, server: Server, url: string, now: () => number) {
     this.session = session;
     this.server = server;
     this.url = url;
+    this.cache = new PromptCache(now, session.cacheTtlMs);
     server.on('request', (req: IncomingMessage, res: ServerResponse) => void this.handle(req, res));
     // Tracked so close() can destroy keep-alive, streaming and hanging sockets alike.
     server.on('connection', (socket: Socket) => {
@@ -79,20 +96,37 @@ export class ScriptedModelServer {
     // Nobody can know the port before start() resolves, so no connection predates the instance.
     const address = server.address() as AddressInfo;
     const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-    return new ScriptedModelServer(checked, server, `http://${urlHost}:${address.port}`);
+    return new ScriptedModelServer(checked, server, `http://${urlHost}:${address.port}`, opts.now ?? Date.now);
   }
 
   /**
-   * Resolve with the request for (`turn`, `attempt`) as soon as it arrives, before it is answered.
-   * `attempt` defaults to 1, the first request for that turn.
+   * Resolve with the turn request for (`turn`, `attempt`) as soon as it arrives, before it is
+   * answered. `attempt` defaults to 1, the first request for that turn. Compactions never match.
    */
   waitForRequest(turn: number, attempt = 1, timeoutMs = DEFAULT_WAIT_MS): Promise<RecordedRequest> {
+    const turns = () => this.requests.filter((r) => r.kind === 'turn');
     return this.waiters.wait(
-      () => this.requests.find((r) => r.turn === turn && r.attempt === attempt),
+      () => turns().find((r) => r.turn === turn && r.attempt === attempt),
       timeoutMs,
       () =>
         `ScriptedModelServer: no request for turn ${turn} attempt ${attempt} within ${timeoutMs}ms ` +
-        `(seen: ${this.requests.map((r) => `${r.turn}/${r.attempt}`).join(', ') || 'none'})`,
+        `(seen: ${seenList(turns(), (r) => `${r.turn}/${r.attempt}`)})`,
+    );
+  }
+
+  /** The compaction requests received so far, in arrival order. */
+  compactionRequests(): RecordedRequest[] {
+    return this.requests.filter((r) => r.kind === 'compaction');
+  }
+
+  /** Resolve with the request for compaction `index` (0-based), attempt `attempt`, as soon as it arrives. */
+  waitForCompaction(index: number, attempt = 1, timeoutMs = DEFAULT_WAIT_MS): Promise<RecordedRequest> {
+    return this.waiters.wait(
+      () => this.compactionRequests().find((r) => r.compaction === index && r.attempt === attempt),
+      timeoutMs,
+      () =>
+        `ScriptedModelServer: no request for compaction ${index} attempt ${attempt} within ${timeoutMs}ms ` +
+        `(seen: ${seenList(this.compactionRequests(), (r) => `${r.compaction ?? '?'}/${r.attempt}`)})`,
     );
   }
 
@@ -156,10 +190,15 @@ export class ScriptedModelServer {
     const body = tryParseJson(raw);
     if (isCount) return this.answerCountTokens(ex, body);
 
-    const turn = turnOf(body);
-    const attempt = (this.attempts.get(turn) ?? 0) + 1;
-    this.attempts.set(turn, attempt);
-    this.requests.push({ turn, attempt, body: body ?? raw, headers: { ...ex.req.headers } });
+    const call = this.classify(body);
+    this.requests.push({
+      kind: call.kind,
+      turn: call.turn,
+      attempt: call.attempt,
+      ...(call.kind === 'compaction' ? { compaction: call.index } : {}),
+      body: body ?? raw,
+      headers: { ...ex.req.headers },
+    });
     this.waiters.notify();
 
     if (!hasCredentials(ex.req)) {
@@ -170,12 +209,49 @@ export class ScriptedModelServer {
       sendApiError(ex.res, 400, 'invalid_request_error', 'There was an error parsing the body as JSON.', ex.requestId);
       return;
     }
-    const problem = validateMessagesRequest(body);
+    const problem = validateMessagesRequest(body) ?? this.contextWindowProblem(body);
     if (problem) {
       sendApiError(ex.res, 400, 'invalid_request_error', problem, ex.requestId);
       return;
     }
-    await this.answerMessages(ex, body, turn, faultFor(this.session, turn, attempt));
+    if (call.kind === 'compaction') await this.answerCompaction(ex, body, call);
+    else await this.answerTurn(ex, body, call.turn, call.attempt);
+  }
+
+  /**
+   * Which turn a request is on and whether it asks for a compaction. A compaction request is the
+   * same compaction as an earlier one (a retry, next attempt) when it is on the same turn and
+   * continues from the same summary (or none): a retry re-sends the same conversation. Adopting
+   * a summary, or going on for more turns, makes the next compaction request a new one.
+   */
+  private classify(body: unknown): Call {
+    const identity = this.ledger.identify(body);
+    if (!isCompactionRequest(body)) {
+      const attempt = (this.attempts.get(identity.turn) ?? 0) + 1;
+      this.attempts.set(identity.turn, attempt);
+      return { ...identity, attempt, kind: 'turn' };
+    }
+    const key = `${identity.base?.index ?? 'start'}@${identity.turn}`;
+    const index = this.compactionIndexes.get(key) ?? this.compactionIndexes.size;
+    this.compactionIndexes.set(key, index);
+    const attempt = (this.compactionAttempts.get(index) ?? 0) + 1;
+    this.compactionAttempts.set(index, attempt);
+    return { ...identity, attempt, kind: 'compaction', index };
+  }
+
+  /**
+   * The real API refuses a prompt longer than the context window with this 400. What it does not
+   * refuse, for current models, is a prompt that fits with `max_tokens` that does not: Claude 3.7
+   * and Sonnet 4 answered that with a 400 "input length and `max_tokens` exceed context limit:
+   * <input> + <max_tokens> > <window>", but Sonnet 4.5 and later models accept it and stop with
+   * `stop_reason: 'model_context_window_exceeded'` when the window is full. This server therefore
+   * checks the prompt alone; a script that wants the full-window stop scripts that stop reason.
+   */
+  private contextWindowProblem(body: unknown): string | undefined {
+    const limit = this.session.contextWindow;
+    if (limit === undefined) return undefined;
+    const tokens = estimateInputTokens(body);
+    return tokens > limit ? `prompt is too long: ${tokens} tokens > ${limit} maximum` : undefined;
   }
 
   private answerCountTokens(ex: Exchange, body: unknown): void {
@@ -188,21 +264,9 @@ export class ScriptedModelServer {
     }
   }
 
-  private async answerMessages(
-    ex: Exchange,
-    body: unknown,
-    turn: number,
-    fault: ScheduledFault | undefined,
-  ): Promise<void> {
-    if (fault?.kind === 'hang') return; // leave the request open; close() or the client ends it
-    if (fault?.kind === 'http') {
-      const headers: Record<string, string> =
-        fault.retryAfterSeconds !== undefined ? { 'retry-after': String(fault.retryAfterSeconds) } : {};
-      sendApiError(ex.res, fault.status, fault.errorType, fault.message, ex.requestId, headers, fault.errorCode);
-      return;
-    }
+  private async answerTurn(ex: Exchange, body: unknown, turn: number, attempt: number): Promise<void> {
+    const fault = faultFor(this.session, turn, attempt);
     const reply = fault?.kind === 'reply' ? fault.reply : replyFor(this.session, turn);
-    const streaming = (body as { stream?: unknown }).stream === true;
     if (!fault && !reply) {
       const count = this.session.replies.length;
       const message =
@@ -212,9 +276,55 @@ export class ScriptedModelServer {
       return;
     }
     // A fault may target a turn past the script's end; it then streams no content before failing.
-    const built = buildMessage(reply ?? { content: [] }, body);
+    const sent = reply ?? { content: [] };
+    if (fault?.kind !== 'http' && fault?.kind !== 'hang') this.ledger.sent(turn, sent.content);
+    await this.answer(ex, body, sent, fault, chunkDelayFor(this.session, turn), turn);
+  }
+
+  /** A compaction is answered by its scripted reply, else by a summary written from the conversation. */
+  private async answerCompaction(
+    ex: Exchange,
+    body: unknown,
+    call: TurnIdentity & { index: number; attempt: number },
+  ): Promise<void> {
+    const fault = compactionFaultFor(this.session, call.index, call.attempt);
+    const messages = requestMessages(body);
+    const primaryRequest = call.base?.primaryRequest ?? firstUserRequest(messages);
+    const scripted = fault?.kind === 'reply' ? fault.reply : this.session.compactions?.replies?.[call.index];
+    const reply: ScriptedReply = scripted ?? {
+      content: [{ type: 'text', text: writeSummary({ index: call.index, turn: call.turn, primaryRequest, messages }) }],
+    };
+    if (fault?.kind !== 'http' && fault?.kind !== 'hang') {
+      const text = reply.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n');
+      this.ledger.remember(call.index, text, body, call.turn, primaryRequest);
+    }
+    await this.answer(ex, body, reply, fault, this.session.chunkDelayMs ?? 0);
+  }
+
+  /**
+   * Answer with `reply`, or as `fault` says. Only a request the model gets to read (not an http
+   * fault, not a hang) goes through the prompt cache. `streamTurn` is the turn whose stream start
+   * `waitForStreamStarted` reports; compactions have none.
+   */
+  private async answer(
+    ex: Exchange,
+    body: unknown,
+    reply: ScriptedReply,
+    fault: Fault | undefined,
+    delayMs: number,
+    streamTurn?: number,
+  ): Promise<void> {
+    if (fault?.kind === 'hang') return; // leave the request open; close() or the client ends it
+    if (fault?.kind === 'http') {
+      const headers: Record<string, string> =
+        fault.retryAfterSeconds !== undefined ? { 'retry-after': String(fault.retryAfterSeconds) } : {};
+      sendApiError(ex.res, fault.status, fault.errorType, fault.message, ex.requestId, headers, fault.errorCode);
+      return;
+    }
+    const built = buildMessage(reply, body, this.cache.use(body));
+    const streaming = (body as { stream?: unknown }).stream === true;
     if (streaming) {
-      await this.stream(ex, built, turn, fault);
+      await this.stream(ex, built, fault, delayMs, streamTurn);
     } else if (fault?.kind === 'drop') {
       ex.res.destroy();
     } else if (fault?.kind === 'stream_error') {
@@ -228,8 +338,9 @@ export class ScriptedModelServer {
   private async stream(
     ex: Exchange,
     reply: BuiltReply,
-    turn: number,
-    fault: ScheduledFault | undefined,
+    fault: Fault | undefined,
+    delayMs: number,
+    streamTurn: number | undefined,
   ): Promise<void> {
     const ending: StreamEnding =
       fault?.kind === 'stream_error'
@@ -244,11 +355,10 @@ export class ScriptedModelServer {
           ? { kind: 'drop', afterBlocks: fault.afterBlocks }
           : { kind: 'complete' };
     const plan = planStream(reply, ending);
-    const delayMs = chunkDelayFor(this.session, turn);
 
     ex.res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
     if (!(await writeChunk(ex.res, plan.head.join(''), ex.signal))) return;
-    this.streamsStarted.add(turn);
+    if (streamTurn !== undefined) this.streamsStarted.add(streamTurn);
     this.waiters.notify();
 
     for (const frame of plan.body) {
@@ -261,6 +371,11 @@ export class ScriptedModelServer {
     }
     ex.res.end();
   }
+}
+
+/** What a wait timing out saw, e.g. `0/1, 0/2`, for its error message. */
+function seenList(requests: RecordedRequest[], label: (request: RecordedRequest) => string): string {
+  return requests.map(label).join(', ') || 'none';
 }
 
 /** The real API rejects a request without credentials before looking at it. */

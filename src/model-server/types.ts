@@ -93,25 +93,81 @@ export interface FaultTarget {
 /** A fault bound to one (turn, attempt). */
 export type ScheduledFault = FaultTarget & Fault;
 
+/**
+ * Where a compaction fault applies: the 0-based number of the distinct compaction and the
+ * 1-based attempt at it. A retry of the same compaction request is the same `index`, next
+ * `attempt` (see {@link ScriptedCompactions} for how the server tells the two apart).
+ */
+export interface CompactionTarget {
+  index: number;
+  attempt: number;
+}
+
+/** A fault bound to one (compaction index, attempt). */
+export type ScheduledCompactionFault = CompactionTarget & Fault;
+
+/**
+ * How the scripted model answers compaction requests: requests whose last user message begins
+ * with `COMPACTION_PROMPT_MARKER` (src/shared/compact-prompt.ts). They are not scripted turns and
+ * never consume `replies[i]`.
+ *
+ * Compactions are numbered in order of first arrival. A compaction request is the same
+ * compaction as an earlier one (a retry) when it is on the same turn and continues from the same
+ * earlier summary (or from none); anything else is the next compaction.
+ */
+export interface ScriptedCompactions {
+  /**
+   * `replies[i]` answers compaction `i`; without one the server writes a summary itself, a
+   * deterministic text with the usual seven sections and a line naming that compaction.
+   */
+  replies?: ScriptedReply[];
+  faults?: ScheduledCompactionFault[];
+}
+
 /** Everything the server needs to impersonate the model for one conversation. */
 export interface ScriptedSession {
   /** Used in error messages, e.g. "scripted session `demo` has no reply for turn 3". */
   name?: string;
-  /** `replies[i]` answers every request whose `messages` hold `i` assistant messages. */
+  /**
+   * `replies[i]` answers every request on turn `i`: one whose `messages` hold `i` assistant
+   * messages, counted on across compactions (see {@link RecordedRequest.turn}).
+   */
   replies: ScriptedReply[];
   faults?: ScheduledFault[];
+  /** Compaction requests: scripted summaries and faults. By default they are answered automatically. */
+  compactions?: ScriptedCompactions;
+  /**
+   * The model's context window in tokens. A request whose estimated input (chars / 4 of system,
+   * messages and tools, as `count_tokens` reports it) exceeds it gets the real API's 400
+   * `prompt is too long: <N> tokens > <M> maximum`. Unset: no limit.
+   */
+  contextWindow?: number;
+  /** Lifetime of a default (`5m`) prompt-cache entry, so tests can let the cache go cold. Default 5 minutes. */
+  cacheTtlMs?: number;
   /** Delay between SSE frames after the first ones, for every turn. */
   chunkDelayMs?: number;
   /** Per-turn override of `chunkDelayMs` (turn index → delay in ms). */
   slowTurns?: Record<number, number>;
 }
 
+/** What a recorded request was: a scripted turn, or a request to summarise the conversation. */
+export type RequestKind = 'turn' | 'compaction';
+
 /** A `POST /v1/messages` request as the server received it, recorded before it is answered. */
 export interface RecordedRequest {
-  /** Number of assistant messages in the request's `messages`. */
+  kind: RequestKind;
+  /**
+   * The request's turn: the number of assistant messages in its `messages`, counted on across
+   * compactions and across messages a request leaves out (see turns.ts for the rules).
+   */
   turn: number;
-  /** 1 + number of earlier requests for the same turn. */
+  /**
+   * 1 + number of earlier requests for the same turn (kind `turn`), or for the same compaction
+   * (kind `compaction`).
+   */
   attempt: number;
+  /** Kind `compaction` only: the 0-based number of the distinct compaction. */
+  compaction?: number;
   /** Parsed JSON body, or the raw text when it was not valid JSON. */
   body: any; // eslint-disable-line @typescript-eslint/no-explicit-any -- arbitrary client JSON; tests poke into it freely
   headers: Record<string, string | string[] | undefined>;

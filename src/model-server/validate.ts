@@ -2,7 +2,7 @@
  * The request checks the real Messages API enforces and that an agent loop can get wrong:
  * empty messages, empty or blank text, trailing whitespace at the end of a final assistant
  * message, tool_use ids (pattern, uniqueness), tool_use / tool_result pairing and placement,
- * and the cache_control limit.
+ * `tool_choice` (and forced tool use with thinking), and cache_control (shape, TTL order, limit).
  *
  * Messages follow the API's wording (as seen in its 400 responses) so a test failure reads like
  * the production failure it predicts. Each check returns the first problem found, or undefined.
@@ -40,6 +40,7 @@ export function validateMessagesRequest(body: unknown): string | undefined {
   return (
     checkRequiredFields(body) ??
     checkMessageShapes(body.messages as unknown[]) ??
+    checkToolChoice(body) ??
     checkEmptyText(body) ??
     checkFinalAssistantWhitespace(body.messages as Json[]) ??
     checkToolUseBlocks(body.messages as Json[]) ??
@@ -221,25 +222,123 @@ function checkToolResultsExpected(turn: Turn, previous: Turn | undefined): strin
   return undefined;
 }
 
-function hasCacheControl(value: unknown): boolean {
-  return isObject(value) && value.cache_control !== undefined && value.cache_control !== null;
+/** The fields each `tool_choice` type takes besides `type`. */
+const TOOL_CHOICE_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  auto: ['disable_parallel_tool_use'],
+  any: ['disable_parallel_tool_use'],
+  tool: ['name', 'disable_parallel_tool_use'],
+  none: [],
+};
+
+function toolNames(body: Json): unknown[] {
+  return Array.isArray(body.tools) ? body.tools.map((tool) => (isObject(tool) ? tool.name : undefined)) : [];
 }
 
-/** The API allows at most four cache breakpoints across system, tools and messages together. */
-function checkCacheControl(body: Json): string | undefined {
-  let found = 0;
-  const count = (items: unknown): void => {
-    if (Array.isArray(items)) found += items.filter(hasCacheControl).length;
-  };
-  count(body.system);
-  count(body.tools);
-  for (const message of body.messages as Json[]) {
-    count(message.content);
-    if (!Array.isArray(message.content)) continue;
-    for (const block of message.content as Json[]) if (block.type === 'tool_result') count(block.content);
+/**
+ * `tool_choice` is one of `{type: 'auto' | 'any' | 'none'}` and `{type: 'tool', name}`, the first
+ * two with an optional boolean `disable_parallel_tool_use`. Forcing a tool (any, tool) needs tools,
+ * a named one must exist, and it cannot be combined with thinking. The field-level wording follows
+ * the API's validation messages; the wording of the last three checks is this server's.
+ */
+function checkToolChoice(body: Json): string | undefined {
+  const choice = body.tool_choice;
+  if (choice === undefined) return undefined;
+  if (!isObject(choice)) return 'tool_choice: Input should be a valid dictionary or object to extract fields from';
+  if (choice.type === undefined) return "tool_choice: Unable to extract tag using discriminator 'type'";
+  const fields = typeof choice.type === 'string' ? TOOL_CHOICE_FIELDS[choice.type] : undefined;
+  if (!fields) {
+    return (
+      `tool_choice: Input tag '${String(choice.type)}' found using 'type' does not match any of the expected tags: ` +
+      "'auto', 'any', 'tool', 'none'"
+    );
   }
-  if (found > MAX_CACHE_CONTROL_BLOCKS) {
-    return `A maximum of ${MAX_CACHE_CONTROL_BLOCKS} blocks with cache_control may be provided. Found ${found}.`;
+  const type = String(choice.type);
+  const extra = Object.keys(choice).find((key) => key !== 'type' && !fields.includes(key));
+  if (extra) return `tool_choice.${type}.${extra}: Extra inputs are not permitted`;
+  if (choice.disable_parallel_tool_use !== undefined && typeof choice.disable_parallel_tool_use !== 'boolean') {
+    return `tool_choice.${type}.disable_parallel_tool_use: Input should be a valid boolean`;
+  }
+  if (type === 'tool' && choice.name === undefined) return 'tool_choice.tool.name: Field required';
+  if (type === 'tool' && typeof choice.name !== 'string')
+    return 'tool_choice.tool.name: Input should be a valid string';
+  if (type !== 'any' && type !== 'tool') return undefined;
+  const names = toolNames(body);
+  if (names.length === 0) return `tool_choice: type '${type}' forces tool use, but no tools were provided`;
+  if (type === 'tool' && !names.includes(choice.name)) {
+    return `tool_choice: tool '${String(choice.name)}' is not among the tools provided`;
+  }
+  const thinking = body.thinking;
+  if (isObject(thinking) && thinking.type !== undefined && thinking.type !== 'disabled') {
+    return 'Thinking may not be enabled when tool_choice forces tool use.';
+  }
+  return undefined;
+}
+
+/** A `cache_control` value and where it sits, in the order the API renders the prompt. */
+interface LocatedCacheControl {
+  path: string;
+  value: unknown;
+}
+
+function cacheControls(body: Json): LocatedCacheControl[] {
+  const found: LocatedCacheControl[] = [];
+  const collect = (items: unknown, path: string): void => {
+    if (!Array.isArray(items)) return;
+    for (const [i, item] of items.entries()) {
+      if (!isObject(item)) continue;
+      if (item.cache_control !== undefined && item.cache_control !== null) {
+        found.push({ path: `${path}.${i}`, value: item.cache_control });
+      }
+      if (item.type === 'tool_result') collect(item.content, `${path}.${i}.content`);
+    }
+  };
+  collect(body.tools, 'tools');
+  collect(body.system, 'system');
+  for (const [i, message] of (body.messages as Json[]).entries()) collect(message.content, `messages.${i}.content`);
+  // Top-level cache_control (automatic caching) places one more breakpoint, on the last block.
+  if (body.cache_control !== undefined && body.cache_control !== null) {
+    found.push({ path: '(top level)', value: body.cache_control });
+  }
+  return found;
+}
+
+function cacheControlPath({ path }: LocatedCacheControl): string {
+  return path === '(top level)' ? 'cache_control' : `${path}.cache_control`;
+}
+
+function cacheControlProblem(located: LocatedCacheControl): string | undefined {
+  const { value } = located;
+  const where = cacheControlPath(located);
+  if (!isObject(value)) return `${where}: Input should be a valid dictionary or object to extract fields from`;
+  if (value.type !== 'ephemeral') return `${where}.type: Input should be 'ephemeral'`;
+  if (value.ttl !== undefined && value.ttl !== '5m' && value.ttl !== '1h')
+    return `${where}.ttl: Input should be '5m' or '1h'`;
+  const extra = Object.keys(value).find((key) => key !== 'type' && key !== 'ttl');
+  return extra ? `${where}.${extra}: Extra inputs are not permitted` : undefined;
+}
+
+/**
+ * The API allows at most four cache breakpoints across tools, system and messages together, each
+ * `{type: 'ephemeral', ttl?: '5m' | '1h'}`, and a 1-hour breakpoint may not follow a 5-minute one
+ * in render order (the docs: longer TTLs must come first; that message's wording is this server's).
+ */
+function checkCacheControl(body: Json): string | undefined {
+  const found = cacheControls(body);
+  const problem = found.map(cacheControlProblem).find(Boolean);
+  if (problem) return problem;
+  if (found.length > MAX_CACHE_CONTROL_BLOCKS) {
+    return `A maximum of ${MAX_CACHE_CONTROL_BLOCKS} blocks with cache_control may be provided. Found ${found.length}.`;
+  }
+  const ttlOf = (f: LocatedCacheControl): unknown => (f.value as Json).ttl ?? '5m';
+  const firstShort = found.findIndex((f) => ttlOf(f) === '5m');
+  const lateLong = firstShort === -1 ? -1 : found.findIndex((f, i) => i > firstShort && ttlOf(f) === '1h');
+  const long = found[lateLong];
+  const short = found[firstShort];
+  if (long && short) {
+    return (
+      `${cacheControlPath(long)}: a breakpoint with ttl '1h' cannot come after one with ttl '5m' ` +
+      `(${cacheControlPath(short)}); longer TTLs must come first, in the order tools, system, messages`
+    );
   }
   return undefined;
 }
