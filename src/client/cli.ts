@@ -15,6 +15,7 @@ import type { Connected } from './connect';
 import { runDemo } from './demo';
 import { stopEmbedded } from './embedded';
 import { follow, newJobId, startOrAttach } from './jobs';
+import { parseOlderThan, prune } from './prune';
 import { exitCodeFor, formatSnapshot, formatTerminal, stdoutOutput } from './render';
 import { buildSessionInput, parsePositiveInt } from './session-options';
 import type { RunFlags } from './session-options';
@@ -248,6 +249,25 @@ export function buildProgram(): Command {
     .action(async () => {
       const stopped = await stopEmbedded();
       stdoutOutput.write(stopped.length ? `stopped ${stopped.join(', ')}` : `nothing running under ${dataHome()}`);
+    });
+
+  program
+    .command('prune')
+    .description(
+      'delete what only jobs closed longer ago than the age still use: store objects, journals, result files',
+    )
+    .requiredOption(
+      '--older-than <age>',
+      'remove what was written, and whose job closed, longer ago than this: 30m, 12h, 7d',
+      parseOlderThan,
+    )
+    .option('--dry-run', 'print what would go and remove nothing')
+    .option('--workspace <dir>', "also clean this workspace's journal and result files; repeatable", collect, [])
+    .action(async (flags: { olderThan: number; dryRun?: boolean; workspace: string[] }) => {
+      await prune(
+        { olderThanMs: flags.olderThan, dryRun: flags.dryRun ?? false, workspaces: flags.workspace },
+        stdoutOutput,
+      );
     });
 
   program

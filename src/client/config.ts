@@ -57,3 +57,47 @@ export function temporalTargetFromEnv(env: NodeJS.ProcessEnv = process.env): Tem
 
 /** The model a job uses when neither `--model` nor `ANTHROPIC_MODEL` names one. */
 export const DEFAULT_MODEL = 'claude-sonnet-5-5';
+
+/** How an age is written, wherever durable-agent takes one (`prune --older-than`, `DURABLE_AGENT_RETENTION`). */
+export const AGE_FORM = 'a whole number followed by m (minutes), h (hours) or d (days), e.g. 30m, 12h or 7d';
+
+const AGE_UNIT_MS = { m: 60_000, h: 60 * 60_000, d: 24 * 60 * 60_000 } as const;
+
+/** The milliseconds of an age such as `7d`, `12h` or `30m`; undefined for anything else (or zero). */
+export function parseAge(text: string): number | undefined {
+  const match = /^(\d+)([mhd])$/.exec(text.trim());
+  if (!match?.[1] || !match[2]) return undefined;
+  const ms = Number(match[1]) * AGE_UNIT_MS[match[2] as keyof typeof AGE_UNIT_MS];
+  return ms > 0 && Number.isSafeInteger(ms) ? ms : undefined;
+}
+
+/** An age in the largest unit that writes it exactly: `7d`, `36h`, `90m`. */
+export function formatAge(ms: number): string {
+  for (const unit of ['d', 'h', 'm'] as const) {
+    if (ms % AGE_UNIT_MS[unit] === 0) return `${ms / AGE_UNIT_MS[unit]}${unit}`;
+  }
+  return `${Math.round(ms / 1000)}s`;
+}
+
+/** How long the embedded server keeps a closed job when `DURABLE_AGENT_RETENTION` is not set: the dev server's own default. */
+export const DEFAULT_RETENTION_MS = AGE_UNIT_MS.d;
+/** Temporal refuses a namespace retention under an hour. */
+export const MIN_RETENTION_MS = AGE_UNIT_MS.h;
+
+/**
+ * How long the embedded Temporal server keeps a closed job (its Terminal, history and place in
+ * `ls`): `DURABLE_AGENT_RETENTION`, or 24 hours. A cluster of your own keeps its namespace's setting.
+ */
+export function retentionFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.DURABLE_AGENT_RETENTION?.trim();
+  if (!raw) return DEFAULT_RETENTION_MS;
+  const ms = parseAge(raw);
+  if (ms === undefined)
+    throw new ConfigurationError(`DURABLE_AGENT_RETENTION="${raw}" is not an age: use ${AGE_FORM}.`);
+  if (ms < MIN_RETENTION_MS) {
+    throw new ConfigurationError(
+      `DURABLE_AGENT_RETENTION=${raw} is shorter than 1h, the least Temporal keeps a closed workflow; use 1h or more, e.g. 7d.`,
+    );
+  }
+  return ms;
+}

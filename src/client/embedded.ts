@@ -2,7 +2,9 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { dataHome } from './config';
+import { Connection } from '@temporalio/client';
+import { msToTs } from '@temporalio/common/lib/time';
+import { dataHome, formatAge, retentionFromEnv } from './config';
 import { freePort, isListening, isProcessAlive } from './free-port';
 import { findTemporalBinary } from './temporal-binary';
 import { handOverSecrets, secretHandoffSpawn } from '../worker/secret-handoff';
@@ -14,6 +16,8 @@ interface ProcessRecord {
   port?: number;
   uiPort?: number;
   startedAt: string;
+  /** The server's namespace retention as last set, so a changed `DURABLE_AGENT_RETENTION` is applied once. */
+  retentionMs?: number;
 }
 
 const SERVER_RECORD = 'embedded-server.json';
@@ -66,13 +70,21 @@ export interface EmbeddedServer {
 /**
  * The embedded Temporal dev server: reuse the running one, or start `temporal server start-dev`
  * in the background with its database under the data directory, so jobs survive its restarts.
+ * Its namespace keeps closed jobs for `DURABLE_AGENT_RETENTION` (24 hours unless set).
  */
 export async function ensureEmbeddedServer(home = dataHome()): Promise<EmbeddedServer> {
+  // Checked before anything starts, so a mistyped value is reported instead of half applied.
+  const retentionMs = retentionFromEnv();
   fs.mkdirSync(path.join(home, 'logs'), { recursive: true });
   return withLock(home, async () => {
     const known = readRecord(home, SERVER_RECORD);
     if (known?.port && isProcessAlive(known.pid) && (await isListening(known.port))) {
-      return { address: `127.0.0.1:${known.port}`, uiUrl: `http://127.0.0.1:${known.uiPort}`, pid: known.pid };
+      const address = `127.0.0.1:${known.port}`;
+      if (known.retentionMs !== retentionMs) {
+        await applyRetention(address, retentionMs);
+        writeRecord(home, SERVER_RECORD, { ...known, retentionMs });
+      }
+      return { address, uiUrl: `http://127.0.0.1:${known.uiPort}`, pid: known.pid };
     }
     const binary = findTemporalBinary();
     const port = known?.port && !(await isListening(known.port)) ? known.port : await freePort();
@@ -110,8 +122,47 @@ export async function ensureEmbeddedServer(home = dataHome()): Promise<EmbeddedS
       }
       await sleep(200);
     }
+    // `start-dev` has no retention flag; the namespace setting lives in the database and survives restarts.
+    await applyRetention(`127.0.0.1:${port}`, retentionMs);
+    writeRecord(home, SERVER_RECORD, {
+      pid: child.pid,
+      port,
+      uiPort,
+      startedAt: new Date().toISOString(),
+      retentionMs,
+    });
     return { address: `127.0.0.1:${port}`, uiUrl: `http://127.0.0.1:${uiPort}`, pid: child.pid };
   });
+}
+
+/**
+ * Set how long the embedded server's `default` namespace keeps closed workflows. A server that
+ * has just begun listening may not have registered the namespace yet, so this retries briefly.
+ */
+async function applyRetention(address: string, retentionMs: number): Promise<void> {
+  const connection = await Connection.connect({ address });
+  try {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      try {
+        await connection.workflowService.updateNamespace({
+          namespace: 'default',
+          config: { workflowExecutionRetentionTtl: msToTs(retentionMs) },
+        });
+        return;
+      } catch (error) {
+        if (Date.now() > deadline) {
+          throw new Error(
+            `Could not set the embedded server's retention to ${formatAge(retentionMs)}: ${(error as Error).message}`,
+            { cause: error },
+          );
+        }
+        await sleep(200);
+      }
+    }
+  } finally {
+    await connection.close();
+  }
 }
 
 /**

@@ -1,5 +1,6 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 import type { ApprovalAnswer, SessionSnapshot } from '../shared/session';
+import type { ContentRef } from '../shared/transcript';
 
 /** The Temporal task queue the worker polls unless told otherwise. */
 export const DEFAULT_TASK_QUEUE = 'durable-agent';
@@ -18,3 +19,9 @@ export const snapshotQuery = defineQuery<SessionSnapshot, [sinceSeq?: number]>('
 
 /** Answer a tool call that waits for approval: allow (optionally for the rest of the job) or deny. */
 export const approvalSignal = defineSignal<[answer: ApprovalAnswer]>('approval');
+
+/**
+ * The content-store references a job still needs (see `store-roots.ts`), for `durable-agent prune`.
+ * Read-only, so it changes no history; workers older than it do not answer it.
+ */
+export const storeRootsQuery = defineQuery<ContentRef[]>('storeRoots');

@@ -23,7 +23,16 @@ import {
   sinceSeqPayload,
   userMessagePayload,
 } from '../shared/signal-payloads';
-import { abortSignal, approvalSignal, setMaxTurnsSignal, snapshotQuery, userMessageSignal } from './definitions';
+import type { ContentRef } from '../shared/transcript';
+import {
+  abortSignal,
+  approvalSignal,
+  setMaxTurnsSignal,
+  snapshotQuery,
+  storeRootsQuery,
+  userMessageSignal,
+} from './definitions';
+import { storeRoots } from './store-roots';
 
 /** How many progress events a job keeps in memory for `status`; older ones are dropped. */
 const EVENT_LOG_LIMIT = 500;
@@ -58,6 +67,8 @@ export class SessionControl {
   private turnScope: CancellationScope | undefined;
   /** The workflow's root scope: plain Temporal cancellation of the job cancels it. */
   private readonly rootScope = CancellationScope.current();
+  /** The job's stored system prompt, for `storeRoots`; carried over by continue-as-new, else set at start. */
+  private systemPromptRef: ContentRef | undefined;
 
   constructor(
     maxTurns: number | undefined,
@@ -70,6 +81,12 @@ export class SessionControl {
     this.nextSeq = resume ? resume.nextSeq : 1;
     this.permissionSummary = resume?.permissionSummary;
     this.sandbox = resume?.sandbox;
+    this.systemPromptRef = resume?.systemPromptRef;
+  }
+
+  /** The system prompt the job's model calls use, once it is built. */
+  setSystemPromptRef(ref: ContentRef): void {
+    this.systemPromptRef = ref;
   }
 
   /** How Bash is confined in this job, for `status` and the Terminal. */
@@ -120,6 +137,8 @@ export class SessionControl {
       const parsed = parsePayload('snapshot', sinceSeqPayload, args, 'no argument or a sequence number');
       return this.snapshot(parsed.ok ? (parsed.value ?? 0) : 0);
     });
+    // Read-only, for `durable-agent prune`: what this job still needs from the content store.
+    setHandler(storeRootsQuery, () => storeRoots(this.currentState(), this.systemPromptRef, this.turnState));
   }
 
   private notice(text: string): void {
