@@ -115,6 +115,14 @@ describe('durable-agent CLI on the embedded default', () => {
     const turns = await cli(['max-turns', 'cli-job', 'many'], env);
     expect(turns.code).toBe(1);
     expect(turns.stderr).toContain('the turn limit must be a whole number');
+    const chain = await cli(['run', 'hello', '--cwd', workspace, '--fallback-model', 'a,b,c,d'], env);
+    expect(chain.code).toBe(1);
+    expect(chain.stderr).toContain('--fallback-model names 4 models; at most 3 are allowed');
+    const blank = await cli(['run', 'hello', '--cwd', workspace, '--fallback-model', 'a,,b'], env);
+    expect(blank.stderr).toContain('has an empty name');
+    const own = await cli(['run', 'hello', '--cwd', workspace, '--model', 'm1', '--fallback-model', 'm2,m1'], env);
+    expect(own.stderr).toContain("lists m1 which is the job's own model");
+    for (const result of [chain, blank, own]) expect(result.stderr).not.toMatch(/\n\s+at /);
   });
 
   test('stop ends the embedded server and worker', async () => {

@@ -98,23 +98,43 @@ describe('workflow: model call failures', () => {
       });
     });
 
-    test('400 "prompt is too long" ends with prompt_too_long', async () => {
-      const session: ScriptedSession = {
-        replies: [text('never sent')],
-        faults: [
-          fault(0, 1, {
-            kind: 'http',
-            status: 400,
-            errorType: 'invalid_request_error',
-            message: 'prompt is too long: 212345 tokens > 200000 maximum',
-          }),
-        ],
-      };
+    const tooLong = (turn: number, attempt: number) =>
+      fault(turn, attempt, {
+        kind: 'http',
+        status: 400,
+        errorType: 'invalid_request_error',
+        message: 'prompt is too long: 212345 tokens > 200000 maximum',
+      });
+
+    test('400 "prompt is too long": compacted once and sent again, and the client never sees the error', async () => {
+      const session: ScriptedSession = { replies: [text('Answered after compacting.')], faults: [tooLong(0, 1)] };
+      await withJob('prompt-too-long-recovered', { session }, async ({ server, handle }) => {
+        const terminal = (await handle.result()) as Terminal;
+        expect(terminal.reason).toBe('completed');
+        expect(terminal.finalText).toBe('Answered after compacting.');
+        expect(terminal.transitions).toMatchObject({ reactive_compact: 1, reactive_compact_retry: 1 });
+        expect(server.compactionRequests()).toHaveLength(1);
+        // The retry sent the summary in place of the conversation.
+        const retry = server.requests.filter((r) => r.kind === 'turn').at(-1);
+        expect(JSON.stringify(messagesOf(retry)[0])).toContain('compacted to save context');
+        const snapshot = await handle.query(snapshotQuery);
+        const notices = snapshot.events.filter((e) => e.kind === 'notice').map((e) => (e as { text: string }).text);
+        expect(notices.some((n) => n.startsWith('context compacted (reactive)'))).toBe(true);
+        expect(notices.some((n) => /error|too long/i.test(n) && !n.startsWith('context compacted'))).toBe(false);
+      });
+    });
+
+    test('still too long after compacting: prompt_too_long, with a detail that says what to change', async () => {
+      const session: ScriptedSession = { replies: [text('never sent')], faults: [tooLong(0, 1), tooLong(0, 2)] };
       await withJob('prompt-too-long', { session }, async ({ server, handle }) => {
         const terminal = (await handle.result()) as Terminal;
         expect(terminal.reason).toBe('prompt_too_long');
         expect(terminal.detail).toContain('prompt is too long');
-        expect(server.requests).toHaveLength(1);
+        expect(terminal.detail).toContain('compacting it once already did not help');
+        expect(terminal.detail).toMatch(/about 212345 tokens.*context window \(200000 tokens/);
+        expect(terminal.detail).toContain('--model');
+        expect(server.requests.filter((r) => r.kind === 'turn')).toHaveLength(2);
+        expect(server.compactionRequests()).toHaveLength(1);
       });
     });
   });
@@ -258,6 +278,52 @@ describe('workflow: model call failures', () => {
         const notices = snapshot.events.filter((e) => e.kind === 'notice').map((e) => (e as { text: string }).text);
         expect(notices.some((n) => /Switched to claude-sonnet-5-5/.test(n) && /claude-opus-5-1/.test(n))).toBe(true);
         expect(snapshot.model).toBe('claude-sonnet-5-5');
+      });
+    });
+
+    test('a chain of fallbacks: each overloaded model hands over to the next, in order, once', async () => {
+      const session: ScriptedSession = {
+        replies: [text('Answered by the last of the chain.')],
+        // Three overloads per model: the first model, then the first fallback, both give way.
+        faults: [1, 2, 3, 4, 5, 6].map((attempt) => overloaded(0, attempt)),
+      };
+      const input = {
+        model: 'claude-opus-5-1',
+        fallbackModel: 'claude-sonnet-5-5',
+        fallbackModels: ['claude-sonnet-5-5', 'claude-haiku-4-5'],
+      };
+      await withJob('fallback-chain', { session, input }, async ({ server, handle }) => {
+        const terminal = (await handle.result()) as Terminal;
+        expect(terminal.reason).toBe('completed');
+        expect(terminal.model).toBe('claude-haiku-4-5');
+        expect(server.requests.map((r) => r.body.model)).toEqual([
+          ...Array(3).fill('claude-opus-5-1'),
+          ...Array(3).fill('claude-sonnet-5-5'),
+          'claude-haiku-4-5',
+        ]);
+        expect(terminal.transitions?.fallback_model).toBe(2);
+        const snapshot = await handle.query(snapshotQuery);
+        const notices = snapshot.events.filter((e) => e.kind === 'notice').map((e) => (e as { text: string }).text);
+        expect(notices.filter((n) => /^Switched to/.test(n))).toEqual([
+          'Switched to claude-sonnet-5-5 after repeated overload of claude-opus-5-1',
+          'Switched to claude-haiku-4-5 after repeated overload of claude-sonnet-5-5',
+        ]);
+      });
+    });
+
+    test('the last model of the chain is retried, never swapped back', async () => {
+      const session: ScriptedSession = {
+        replies: [text('The fallback kept going.')],
+        faults: [1, 2, 3, 4, 5, 6, 7].map((attempt) => overloaded(0, attempt)),
+      };
+      const input = { model: 'claude-opus-5-1', fallbackModel: 'claude-sonnet-5-5' };
+      await withJob('fallback-end', { session, input }, async ({ server, handle }) => {
+        const terminal = (await handle.result()) as Terminal;
+        expect(terminal.reason).toBe('completed');
+        expect(server.requests.map((r) => r.body.model)).toEqual([
+          ...Array(3).fill('claude-opus-5-1'),
+          ...Array(5).fill('claude-sonnet-5-5'),
+        ]);
       });
     });
 

@@ -1,12 +1,15 @@
 import type Anthropic from '@anthropic-ai/sdk';
-import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
 import type { CallModelInput, CallModelResult } from '../shared/activity-types';
 import { MODEL_FAILURE_TYPES } from '../shared/activity-types';
-import type { AssistantContentBlock, AssistantMessage, Message, Usage } from '../shared/messages';
+import type { AssistantContentBlock, AssistantMessage, Message, ToolResultBlock, Usage } from '../shared/messages';
 import { getToolDefinition } from '../shared/tools';
-import { toModelFailure } from './model-errors';
+import { largeInputFields } from '../shared/tool-input-refs';
+import type { InputFieldRef } from '../shared/tool-input-refs';
+import { clearOldToolResults, microcompactBoundary, requestChars } from './context-window';
+import { streamModelReply } from './model-stream';
+import { setAsideForTurnBudget } from './tools/large-result';
 import type { FileContentStore } from './store/content-store';
 import type { TranscriptStore } from './store/transcript-store';
 
@@ -19,8 +22,6 @@ export interface CallModelDeps {
 }
 
 const EPHEMERAL = { type: 'ephemeral' } as const;
-const HEARTBEAT_EVERY_MS = 1_000;
-const KEEP_ALIVE_MS = 5_000;
 
 /** Stop reasons that can end a reply in the middle of its last block. */
 const CUTTING_STOP_REASONS: ReadonlySet<string> = new Set(['max_tokens', 'model_context_window_exceeded', 'refusal']);
@@ -38,103 +39,105 @@ const CUTTING_STOP_REASONS: ReadonlySet<string> = new Set(['max_tokens', 'model_
  * of these happened.
  */
 export async function callModel(deps: CallModelDeps, input: CallModelInput): Promise<CallModelResult> {
-  const ctx = Context.current();
-  const appended = await deps.transcripts.resolve(input.append);
+  const workspace = input.workspace;
+  const setAside =
+    workspace === undefined
+      ? undefined
+      : async (block: ToolResultBlock): Promise<ToolResultBlock> => ({
+          ...block,
+          content: await setAsideForTurnBudget(block.content, workspace),
+        });
+  const appended = await deps.transcripts.resolve(input.append, setAside);
   const transcriptBeforeReply = await deps.transcripts.append(input.transcript, appended);
-  const messages = await deps.transcripts.load(transcriptBeforeReply);
-  // The prompt was written once, for the job's first model; after a fallback switch it must name
-  // the model that really answers.
-  const system = (await deps.store.get<string>(input.systemPromptRef)).replace(/^Model: .*$/m, `Model: ${input.model}`);
-
-  const client = deps.anthropic();
+  const loaded = await deps.transcripts.load(transcriptBeforeReply);
+  // Microcompact: old tool results go out as a marker. The stored transcript keeps them whole.
+  const context = input.context;
+  const clearedBefore = context
+    ? context.microcompact
+      ? microcompactBoundary(loaded, context.keepRecentToolResults, context.clearedBefore)
+      : context.clearedBefore
+    : 0;
+  const messages = clearOldToolResults(loaded, clearedBefore);
+  const system = await systemPrompt(deps, input);
+  const tools = toolSchemas(input.tools);
   const params: Anthropic.MessageCreateParamsNonStreaming = {
     model: input.model,
     max_tokens: input.maxTokens,
-    system: [{ type: 'text', text: system, cache_control: EPHEMERAL }],
-    tools: toolSchemas(input.tools),
+    system,
+    tools,
     messages: withCacheBreakpoint(messages),
   };
 
-  let text = '';
-  let lastBeat = 0;
-  const beat = (force = false) => {
-    const now = Date.now();
-    if (!force && now - lastBeat < HEARTBEAT_EVERY_MS) return;
-    lastBeat = now;
-    ctx.heartbeat({ chars: text.length, tail: text.slice(-200) });
+  const final = await streamModelReply(deps.anthropic(), params, {
+    streamIdleMs: deps.streamIdleMs,
+    fallbackAvailable: input.fallbackAvailable,
+  });
+  const { message, truncatedToolUse } = keptReply(final);
+  const emptyReply = message.content.length === 0;
+  const refused = final.stop_reason === 'refusal';
+  const transcript =
+    emptyReply || refused ? transcriptBeforeReply : await deps.transcripts.append(transcriptBeforeReply, [message]);
+  return {
+    message: await withLargeInputsByRef(deps.store, message),
+    usage: toUsage(final.usage),
+    stopReason: final.stop_reason,
+    model: final.model,
+    transcript,
+    transcriptBeforeReply,
+    emptyReply,
+    ...(truncatedToolUse ? { truncatedToolUse } : {}),
+    ...(refused
+      ? {
+          stopDetails: {
+            category: final.stop_details?.category ?? null,
+            explanation: final.stop_details?.explanation ?? null,
+          },
+        }
+      : {}),
+    ...(context ? { requestChars: requestChars(system, messages, tools), clearedBefore } : {}),
   };
-  // The heartbeat proves the worker is alive even while the model thinks silently; it must come
-  // well within the heartbeat timeout, however short the session configured it.
-  const heartbeatTimeoutMs = ctx.info.heartbeatTimeoutMs;
-  const keepAliveMs = Math.max(
-    100,
-    Math.min(KEEP_ALIVE_MS, heartbeatTimeoutMs ? Math.floor(heartbeatTimeoutMs / 3) : KEEP_ALIVE_MS),
-  );
-  const keepAlive = setInterval(() => beat(true), keepAliveMs);
-  const idle = new AbortController();
-  let idleTimer: NodeJS.Timeout | undefined;
-  const armIdleTimer = () => {
-    if (idleTimer) clearTimeout(idleTimer);
-    idleTimer = setTimeout(() => idle.abort(), deps.streamIdleMs ?? 120_000);
-  };
-  const signal = AbortSignal.any([ctx.cancellationSignal, idle.signal]);
+}
 
-  try {
-    beat(true);
-    armIdleTimer();
-    const stream = client.messages.stream(params, { signal });
-    // Any event is progress, not only text: a tool_use streams as input_json deltas.
-    stream.on('streamEvent', () => {
-      armIdleTimer();
-      beat();
-    });
-    stream.on('text', (delta) => {
-      text += delta;
-      beat();
-    });
-    const final = await stream.finalMessage();
-    const { message, truncatedToolUse } = keptReply(final);
-    const emptyReply = message.content.length === 0;
-    const refused = final.stop_reason === 'refusal';
-    const transcript =
-      emptyReply || refused ? transcriptBeforeReply : await deps.transcripts.append(transcriptBeforeReply, [message]);
-    return {
-      message,
-      usage: toUsage(final.usage),
-      stopReason: final.stop_reason,
-      model: final.model,
-      transcript,
-      transcriptBeforeReply,
-      emptyReply,
-      ...(truncatedToolUse ? { truncatedToolUse } : {}),
-      ...(refused
-        ? {
-            stopDetails: {
-              category: final.stop_details?.category ?? null,
-              explanation: final.stop_details?.explanation ?? null,
-            },
-          }
-        : {}),
-    };
-  } catch (error) {
-    // Cancellation by the workflow: let Temporal see the cancellation, not an API error.
-    if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason ?? error;
-    if (idle.signal.aborted) {
-      throw ApplicationFailure.create({
-        message: `The model stream sent nothing for ${(deps.streamIdleMs ?? 120_000) / 1000}s; retrying`,
-        type: MODEL_FAILURE_TYPES.streamStalled,
-      });
-    }
-    throw toModelFailure(error, { attempt: ctx.info.attempt, fallbackAvailable: input.fallbackAvailable });
-  } finally {
-    clearInterval(keepAlive);
-    if (idleTimer) clearTimeout(idleTimer);
+/**
+ * The job's system prompt. It was written once, for the job's first model; after a fallback
+ * switch it must name the model that really answers.
+ */
+export async function systemPrompt(
+  deps: Pick<CallModelDeps, 'store'>,
+  input: Pick<CallModelInput, 'systemPromptRef' | 'model'>,
+): Promise<Anthropic.TextBlockParam[]> {
+  const text = (await deps.store.get<string>(input.systemPromptRef)).replace(/^Model: .*$/m, `Model: ${input.model}`);
+  return [{ type: 'text', text, cache_control: EPHEMERAL }];
+}
+
+/**
+ * The reply as the workflow receives it: large string fields of tool inputs (a Write's content)
+ * replaced by references into the store. The transcript keeps the message whole.
+ */
+async function withLargeInputsByRef(store: FileContentStore, message: AssistantMessage): Promise<AssistantMessage> {
+  if (!message.content.some((block) => block.type === 'tool_use' && largeInputFields(block.input).length > 0)) {
+    return message;
   }
+  const content: AssistantContentBlock[] = [];
+  for (const block of message.content) {
+    const fields = block.type === 'tool_use' ? largeInputFields(block.input) : [];
+    if (block.type !== 'tool_use' || fields.length === 0) {
+      content.push(block);
+      continue;
+    }
+    const input = { ...(block.input as Record<string, unknown>) };
+    for (const field of fields) {
+      const value = input[field] as string;
+      input[field] = { $contentRef: await store.put(value), chars: value.length } satisfies InputFieldRef;
+    }
+    content.push({ ...block, input });
+  }
+  return { ...message, content };
 }
 
 const schemaCache = new Map<string, Anthropic.Tool>();
 
-function toolSchemas(names: string[]): Anthropic.Tool[] {
+export function toolSchemas(names: string[]): Anthropic.Tool[] {
   const tools = names.map((name) => {
     let tool = schemaCache.get(name);
     if (!tool) {
@@ -160,7 +163,7 @@ function toolSchemas(names: string[]): Anthropic.Tool[] {
 }
 
 /** A cache breakpoint on the newest message, so the next turn reads the whole prefix from cache. */
-function withCacheBreakpoint(messages: Message[]): Anthropic.MessageParam[] {
+export function withCacheBreakpoint(messages: Message[]): Anthropic.MessageParam[] {
   return messages.map((message, index) => {
     if (index !== messages.length - 1) return message as Anthropic.MessageParam;
     const content =
@@ -216,7 +219,7 @@ function toAssistantBlock(block: Anthropic.ContentBlock): AssistantContentBlock[
   }
 }
 
-function toUsage(usage: Anthropic.Usage): Usage {
+export function toUsage(usage: Anthropic.Usage): Usage {
   return {
     input_tokens: usage.input_tokens ?? 0,
     output_tokens: usage.output_tokens ?? 0,

@@ -4,6 +4,7 @@ import type {
   BuildSystemPromptInput,
   CallModelInput,
   CommitTranscriptInput,
+  CompactInput,
   PermissionSettings,
   RunToolInput,
 } from '../shared/activity-types';
@@ -12,9 +13,12 @@ import type { LoadSettingsInput, LoadSettingsResult } from '../shared/activity-t
 import os from 'node:os';
 import { defaultBashEnv } from './tools';
 import { callModel } from './call-model';
+import { compactConversation } from './compact';
 import { FileContentStore } from './store/content-store';
 import { TranscriptStore } from './store/transcript-store';
 import { runTool } from './run-tool';
+import { runHooks } from './hooks';
+import type { RunHooksInput } from '../shared/hooks';
 import { SandboxEngine } from './sandbox/engine';
 import { buildSystemPrompt } from './system-prompt';
 
@@ -47,8 +51,11 @@ export function createActivities(deps: ActivityDeps) {
   return {
     callModel: (input: CallModelInput) =>
       callModel({ anthropic: deps.anthropic, store, transcripts, streamIdleMs: deps.streamIdleMs }, input),
+    compactConversation: (input: CompactInput) =>
+      compactConversation({ anthropic: deps.anthropic, store, transcripts, streamIdleMs: deps.streamIdleMs }, input),
     runTool: (input: RunToolInput) =>
       runTool({ store, toolEnv, sandbox, crashAfterJournal: deps.crashAfterJournal }, input),
+    runHooks: (input: RunHooksInput) => runHooks({ store, toolEnv, sandbox }, input),
     buildSystemPrompt: (input: BuildSystemPromptInput) => buildSystemPrompt({ store, clock, toolEnv }, input),
     commitTranscript: async (input: CommitTranscriptInput) =>
       transcripts.append(input.transcript, await transcripts.resolve(input.append)),

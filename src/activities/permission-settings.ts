@@ -8,6 +8,8 @@ import {
   type PermissionMode,
   type PermissionRules,
 } from '../shared/permissions';
+import { parseHooksSettings, type HooksConfig } from '../shared/hooks';
+import type { ModelLimitsEntry } from '../shared/context/model-limits';
 import { parseSandboxSettings } from '../shared/sandbox';
 import type { SandboxSettings } from '../shared/sandbox';
 import { SETTING_SOURCES } from '../shared/settings-trust';
@@ -37,7 +39,10 @@ const permissionsSchema = z.looseObject({
   defaultMode: z.string().optional(),
   additionalDirectories: z.array(z.string()).optional(),
 });
-const settingsSchema = z.looseObject({ permissions: permissionsSchema.optional() });
+const settingsSchema = z.looseObject({
+  permissions: permissionsSchema.optional(),
+  modelLimits: z.unknown().optional(),
+});
 
 /**
  * Read `<workspace>/.claude/settings.json` and `.claude/settings.local.json`. A missing file is
@@ -96,6 +101,8 @@ export async function loadSettingsLayers(
       ...(settings.defaultMode !== undefined ? { defaultMode: settings.defaultMode } : {}),
       ...(settings.additionalDirectories?.length ? { additionalDirectories: settings.additionalDirectories } : {}),
       ...(settings.sandbox !== undefined ? { sandbox: settings.sandbox } : {}),
+      ...(settings.hooks !== undefined ? { hooks: settings.hooks } : {}),
+      ...(settings.modelLimits !== undefined ? { modelLimits: settings.modelLimits } : {}),
     });
   }
   return layers;
@@ -125,6 +132,8 @@ export function parseSettings(
   defaultMode?: PermissionMode;
   additionalDirectories?: string[];
   sandbox?: SandboxSettings;
+  hooks?: HooksConfig;
+  modelLimits?: ModelLimitsEntry[];
 } {
   let data: unknown;
   try {
@@ -138,13 +147,17 @@ export function parseSettings(
     throw new Error(formatProblems(file, problems));
   }
   const permissions = parsed.data.permissions;
-  let sandbox: { sandbox?: SandboxSettings } = {};
+  const blocks: { sandbox?: SandboxSettings; hooks?: HooksConfig; modelLimits?: ModelLimitsEntry[] } = {};
+  if (parsed.data.modelLimits !== undefined) blocks.modelLimits = parseModelLimits(parsed.data.modelLimits, file);
   if (parsed.data.sandbox !== undefined) {
     const checked = parseSandboxSettings(parsed.data.sandbox, file);
     if (!checked.ok) throw new Error(checked.message);
-    sandbox = { sandbox: checked.settings };
+    blocks.sandbox = checked.settings;
   }
-  if (permissions === undefined) return sandbox;
+  // A malformed hooks block throws here, naming the file and the path; handlers that load but do
+  // not run travel in the config (`notRun`) and are reported when the job resolves its hooks.
+  if (parsed.data.hooks !== undefined) blocks.hooks = parseHooksSettings(parsed.data.hooks, file).hooks;
+  if (permissions === undefined) return blocks;
 
   const problems: string[] = [];
   let defaultMode: PermissionMode | undefined;
@@ -168,8 +181,34 @@ export function parseSettings(
     rules,
     ...(defaultMode !== undefined ? { defaultMode } : {}),
     ...(permissions.additionalDirectories ? { additionalDirectories: permissions.additionalDirectories } : {}),
-    ...sandbox,
+    ...blocks,
   };
+}
+
+const modelLimitsSchema = z.record(
+  z.string().min(1),
+  z.strictObject({
+    contextWindow: z.number().int().min(10_000).max(100_000_000),
+    maxOutputTokens: z.number().int().min(1_000).max(10_000_000),
+  }),
+);
+
+/**
+ * `modelLimits`: context window and output limit per model name prefix, e.g.
+ * `{"claude-opus-4-7": {"contextWindow": 1000000, "maxOutputTokens": 128000}}`. A wrong entry
+ * would make the job compact too early or fail late, so a malformed one stops the job at start.
+ */
+function parseModelLimits(raw: unknown, file: string): ModelLimitsEntry[] {
+  const parsed = modelLimitsSchema.safeParse(raw);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map(
+      (issue) => `modelLimits${issue.path.map((part) => `.${String(part)}`).join('')}: ${issue.message}`,
+    );
+    throw new Error(
+      `${formatProblems(file, problems)}\nWrite it as {"modelLimits": {"<model name or prefix>": {"contextWindow": 200000, "maxOutputTokens": 64000}}}.`,
+    );
+  }
+  return Object.entries(parsed.data).map(([prefix, limits]) => ({ prefix, ...limits }));
 }
 
 function formatProblems(file: string, problems: string[]): string {

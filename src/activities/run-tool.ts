@@ -5,6 +5,7 @@ import { jobSandboxOrDefault } from '../shared/sandbox';
 import { classifyToolUse } from '../shared/tool-definition';
 import type { ToolOutcome } from '../shared/tool-definition';
 import { getToolDefinition } from '../shared/tools';
+import { isInputFieldRef } from '../shared/tool-input-refs';
 import type { SandboxEngine } from './sandbox/engine';
 import type { FileContentStore } from './store/content-store';
 import { ToolJournal } from './tool-journal';
@@ -32,7 +33,8 @@ const PREVIEW_CHARS = 300;
  */
 export async function runTool(deps: RunToolDeps, input: RunToolInput): Promise<ToolRunResult> {
   const ctx = Context.current();
-  const { toolUse, sessionKey } = input;
+  const { sessionKey } = input;
+  const toolUse = { ...input.toolUse, input: await withInputRefsResolved(deps.store, input.toolUse.input) };
   const journal = new ToolJournal(input.workspace, sessionKey);
   const recorded = await journal.read(toolUse.id);
   if (recorded?.status === 'completed') {
@@ -97,4 +99,15 @@ export async function runTool(deps: RunToolDeps, input: RunToolInput): Promise<T
   await journal.write({ status: 'completed', toolUseId: toolUse.id, name: toolUse.name, result, block });
   if (deps.crashAfterJournal === toolUse.id) process.kill(process.pid, 'SIGKILL');
   return result;
+}
+
+/** The tool input as the model wrote it: fields the model call stored by reference put back. */
+async function withInputRefsResolved(store: FileContentStore, toolInput: unknown): Promise<unknown> {
+  if (typeof toolInput !== 'object' || toolInput === null || Array.isArray(toolInput)) return toolInput;
+  const entries = Object.entries(toolInput);
+  if (!entries.some(([, value]) => isInputFieldRef(value))) return toolInput;
+  const resolved: Record<string, unknown> = {};
+  for (const [key, value] of entries)
+    resolved[key] = isInputFieldRef(value) ? await store.get<string>(value.$contentRef) : value;
+  return resolved;
 }

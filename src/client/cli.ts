@@ -56,7 +56,10 @@ export function buildProgram(): Command {
     .option('--cwd <dir>', 'workspace the agent works in', process.cwd())
     .option('--job-id <id>', 'name of the job (its workflow id); a running job with this id is attached to')
     .option('--model <model>', 'model (default: $ANTHROPIC_MODEL or claude-sonnet-5-5)')
-    .option('--fallback-model <model>', 'model to switch to after repeated overload')
+    .option(
+      '--fallback-model <models>',
+      'model(s) to switch to after repeated overload, tried in order (comma-separated, at most 3)',
+    )
     .option('--max-turns <n>', 'stop before turn n+1', (v) => parsePositiveInt(v, '--max-turns'))
     .option('--max-tokens <n>', 'output tokens per model call', (v) => parsePositiveInt(v, '--max-tokens'))
     .option('--append-system-prompt <text>', 'text added to the system prompt')
@@ -68,6 +71,13 @@ export function buildProgram(): Command {
     .option(
       '--add-dir <dir>',
       'another directory Read, Glob, Grep and read-only Bash may reach; repeatable',
+      collect,
+      [],
+    )
+    .option(
+      '--stop-hook <command>',
+      'run this shell command when the agent wants to stop (in the sandbox, in the workspace); exit 2 or ' +
+        '{"decision":"block","reason":...} sends it back to work; repeatable',
       collect,
       [],
     )
@@ -244,14 +254,6 @@ export function buildProgram(): Command {
     });
 
   program
-    .command('stop')
-    .description('stop the embedded Temporal server and background worker (jobs stay on disk)')
-    .action(async () => {
-      const stopped = await stopEmbedded();
-      stdoutOutput.write(stopped.length ? `stopped ${stopped.join(', ')}` : `nothing running under ${dataHome()}`);
-    });
-
-  program
     .command('prune')
     .description(
       'delete what only jobs closed longer ago than the age still use: store objects, journals, result files',
@@ -268,6 +270,14 @@ export function buildProgram(): Command {
         { olderThanMs: flags.olderThan, dryRun: flags.dryRun ?? false, workspaces: flags.workspace },
         stdoutOutput,
       );
+    });
+
+  program
+    .command('stop')
+    .description('stop the embedded Temporal server and background worker (jobs stay on disk)')
+    .action(async () => {
+      const stopped = await stopEmbedded();
+      stdoutOutput.write(stopped.length ? `stopped ${stopped.join(', ')}` : `nothing running under ${dataHome()}`);
     });
 
   program

@@ -1,6 +1,6 @@
 import type { SessionEvent, SessionSnapshot } from '../shared/session';
 import type { PermissionSummary } from '../shared/settings-trust';
-import type { SandboxReport, Terminal } from '../shared/terminal';
+import type { ContextReport, SandboxReport, Terminal, TransitionCounts } from '../shared/terminal';
 
 /** Where the CLI writes; tests capture it. */
 export interface Output {
@@ -61,6 +61,26 @@ export function formatSandbox(report: SandboxReport, indent = '  '): string {
   return `${indent}sandbox: ${report.description}${warning}`;
 }
 
+/** The context against the model's window, and what kept it small. */
+export function formatContext(report: ContextReport, indent = '  '): string {
+  const share = Math.round((report.tokens / report.contextWindow) * 100);
+  const source = report.limitsSource === 'default' ? ', window assumed: model not in the table' : '';
+  const compactions = `${report.compactions} compaction${report.compactions === 1 ? '' : 's'}`;
+  const off = report.autocompactOff ? ` · AUTOCOMPACT OFF: ${report.autocompactOff}` : '';
+  return (
+    `${indent}context: about ${report.tokens} of ${report.contextWindow} tokens (${share}%${source}) · ` +
+    `compacts at ${report.autocompactAt} · ${compactions}${off}`
+  );
+}
+
+/** How often each transition happened, next_turn first. */
+export function formatTransitions(counts: TransitionCounts, indent = '  '): string {
+  const entries = Object.entries(counts).sort(([a], [b]) =>
+    a === 'next_turn' ? -1 : b === 'next_turn' ? 1 : a.localeCompare(b),
+  );
+  return `${indent}transitions: ${entries.map(([name, n]) => `${name} ${n}`).join(', ')}`;
+}
+
 /** The mode in force and each rule with where it came from, one per line. */
 export function formatPermissions(summary: PermissionSummary, indent = '  '): string[] {
   const lines = [`${indent}permission mode: ${summary.mode} (from ${summary.modeSource})`];
@@ -78,7 +98,9 @@ export function formatTerminal(terminal: Terminal): string {
     .join('');
   const permissions = terminal.permissions ? `\n${formatPermissions(terminal.permissions).join('\n')}` : '';
   const sandbox = terminal.sandbox ? `\n${formatSandbox(terminal.sandbox)}` : '';
-  return `Terminal: ${terminal.reason} after ${turns}${detail}\n  ${formatUsage(terminal.usage)} · model ${terminal.model}${sandbox}${permissions}${denials}`;
+  const context = terminal.context ? `\n${formatContext(terminal.context)}` : '';
+  const transitions = terminal.transitions ? `\n${formatTransitions(terminal.transitions)}` : '';
+  return `Terminal: ${terminal.reason} after ${turns}${detail}\n  ${formatUsage(terminal.usage)} · model ${terminal.model}${context}${transitions}${sandbox}${permissions}${denials}`;
 }
 
 /** How many of a job's notices `status` shows. */
@@ -102,6 +124,8 @@ export function formatSnapshot(id: string, snapshot: SessionSnapshot): string {
     const marks = { pending: '[ ]', in_progress: '[~]', completed: '[x]' } as const;
     lines.push('  todos:', ...snapshot.todos.map((todo) => `    ${marks[todo.status]} ${todo.content}`));
   }
+  if (snapshot.context && !snapshot.terminal) lines.push(formatContext(snapshot.context));
+  if (snapshot.transitions && !snapshot.terminal) lines.push(formatTransitions(snapshot.transitions));
   if (snapshot.sandbox && !snapshot.terminal) lines.push(formatSandbox(snapshot.sandbox));
   if (snapshot.permissions && !snapshot.terminal) lines.push(...formatPermissions(snapshot.permissions));
   else if (snapshot.permissionMode && !snapshot.terminal) lines.push(`  permission mode: ${snapshot.permissionMode}`);

@@ -26,6 +26,7 @@ export interface RunFlags {
   /** Claude Code's `--setting-sources`: a comma-separated subset of user, project, local. */
   settingSources?: string;
   addDir?: string[];
+  stopHook?: string[];
   /** commander's `--no-sandbox`: false when given. */
   sandbox?: boolean;
 }
@@ -91,7 +92,7 @@ export function buildSessionInput(prompt: string, flags: RunFlags, env: NodeJS.P
     prompt,
     workspace: stat ? fs.realpathSync(workspace) : workspace,
     model: flags.model ?? env.ANTHROPIC_MODEL ?? DEFAULT_MODEL,
-    ...(flags.fallbackModel ? { fallbackModel: flags.fallbackModel } : {}),
+    ...fallbackModels(flags.fallbackModel, flags.model ?? env.ANTHROPIC_MODEL ?? DEFAULT_MODEL),
     ...(flags.maxTurns !== undefined ? { maxTurns: flags.maxTurns } : {}),
     ...(flags.maxTokens !== undefined ? { maxTokens: flags.maxTokens } : {}),
     ...(flags.appendSystemPrompt ? { appendSystemPrompt: flags.appendSystemPrompt } : {}),
@@ -99,7 +100,50 @@ export function buildSessionInput(prompt: string, flags: RunFlags, env: NodeJS.P
     ...(permissions ? { permissions } : {}),
     ...(settingSources ? { settingSources } : {}),
     ...(flags.sandbox === false ? { noSandbox: true } : {}),
+    ...stopHooks(flags.stopHook),
   };
+}
+
+function stopHooks(commands: string[] | undefined): Pick<SessionInput, 'stopHooks'> {
+  if (!commands?.length) return {};
+  if (commands.some((command) => command.trim() === '')) {
+    throw new InvalidArgumentError('--stop-hook needs a command, e.g. --stop-hook "npm test".');
+  }
+  return { stopHooks: commands };
+}
+
+/** Claude Code's setting allows a chain of up to three fallback models. */
+export const MAX_FALLBACK_MODELS = 3;
+
+/**
+ * `--fallback-model a,b`: the models tried in order after repeated overload. A single model is
+ * also given as `fallbackModel`, which every worker version understands.
+ */
+function fallbackModels(
+  flag: string | undefined,
+  model: string,
+): Pick<SessionInput, 'fallbackModel' | 'fallbackModels'> {
+  if (flag === undefined) return {};
+  const models = flag.split(',').map((name) => name.trim());
+  if (models.some((name) => name === '')) {
+    throw new InvalidArgumentError(
+      `--fallback-model "${flag}" has an empty name: give one model or a comma-separated list, e.g. --fallback-model claude-opus-4-6,claude-haiku-4-5.`,
+    );
+  }
+  if (models.length > MAX_FALLBACK_MODELS) {
+    throw new InvalidArgumentError(
+      `--fallback-model names ${models.length} models; at most ${MAX_FALLBACK_MODELS} are allowed.`,
+    );
+  }
+  const repeated = models.find((name, index) => name === model || models.indexOf(name) !== index);
+  if (repeated !== undefined) {
+    throw new InvalidArgumentError(
+      `--fallback-model lists ${repeated} ${repeated === model ? "which is the job's own model (--model)" : 'twice'}: each fallback must be a different model.`,
+    );
+  }
+  return models.length === 1
+    ? { fallbackModel: models[0] as string }
+    : { fallbackModel: models[0] as string, fallbackModels: models };
 }
 
 function buildPermissions(flags: RunFlags, ci: boolean): SessionPermissions | undefined {

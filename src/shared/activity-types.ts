@@ -24,6 +24,55 @@ export interface CallModelInput {
   tools: string[];
   /** When true, repeated overload fails fast so the workflow can switch to the fallback model. */
   fallbackAvailable: boolean;
+  /** The job's workspace: where tool results over the turn's budget are stored (absent in older jobs). */
+  workspace?: string;
+  /** Phase 1's microcompact: which old tool results go out cleared (absent in older jobs: none). */
+  context?: MicrocompactInput;
+}
+
+export interface MicrocompactInput {
+  /** Tool results in messages before this index are cleared (it only grows, until a compaction). */
+  clearedBefore: number;
+  /** Move the boundary forward now, leaving the most recent `keepRecentToolResults` results. */
+  microcompact: boolean;
+  keepRecentToolResults: number;
+}
+
+export interface CompactInput {
+  sessionKey: SessionKey;
+  transcript: TranscriptRef;
+  /** Messages not yet written (the last turn's tool results): they are part of what is compacted. */
+  append: PendingUserMessage[];
+  systemPromptRef: ContentRef;
+  model: string;
+  tools: string[];
+  workspace: string;
+  clearedBefore: number;
+  /** `auto`: the context passed the threshold; `reactive`: the API said the prompt is too long. */
+  trigger: 'auto' | 'reactive';
+  /** The model's window and the conversation's tokens per character, to fit the summary request. */
+  contextWindow: number;
+  tokensPerChar: number;
+  /** Output limit of the summary reply. */
+  maxSummaryTokens: number;
+  /** How much of the most recent conversation is kept verbatim after the summary, in tokens. */
+  keepRecentTokens: number;
+  fallbackAvailable: boolean;
+}
+
+export interface CompactResult {
+  /** The new chain: the summary message and the kept tail (it links back to the compacted chain). */
+  transcript: TranscriptRef;
+  /** Characters of the next request's system, tools and messages, for the context estimate. */
+  requestChars: number;
+  summaryChars: number;
+  /** Messages of the old conversation summarised, and kept as they were. */
+  summarisedMessages: number;
+  keptMessages: number;
+  /** Oldest messages left out of the summary request because it would not fit. */
+  omittedMessages: number;
+  /** The compaction call's own usage (it is billed like any call). */
+  usage: Usage;
 }
 
 export interface CallModelResult {
@@ -60,6 +109,9 @@ export interface CallModelResult {
   truncatedToolUse?: { id: string; name: string };
   /** On `refusal`: the API's reason, either field null when it names none. */
   stopDetails?: { category: string | null; explanation: string | null };
+  /** With `context` in the input: characters of the request, and the clearing boundary used. */
+  requestChars?: number;
+  clearedBefore?: number;
 }
 
 export interface RunToolInput {
@@ -150,6 +202,8 @@ export const MODEL_FAILURE_TYPES = {
   apiError: 'api_error',
   connection: 'connection',
   streamStalled: 'stream_stalled',
+  /** The summary call answered, but with nothing usable as a summary. */
+  compactionFailed: 'compaction_failed',
   configuration: 'configuration',
 } as const;
 export type ModelFailureType = (typeof MODEL_FAILURE_TYPES)[keyof typeof MODEL_FAILURE_TYPES];

@@ -2,11 +2,14 @@ import type { ReadFileStates } from './file-state';
 import { emptyUsage } from './messages';
 import type { Usage } from './messages';
 import type { PermissionContext, PermissionMode } from './permissions';
+import type { HooksConfig } from './hooks';
 import type { JobSandbox } from './sandbox';
 import type { SettingSource, PermissionSummary } from './settings-trust';
-import type { SandboxReport } from './terminal';
+import type { ContextReport, SandboxReport } from './terminal';
 import type { TodoItem } from './tools/todo-write';
-import type { Denial, Terminal, Transition } from './terminal';
+import type { ContextState } from './context/context-state';
+import type { ModelLimitsEntry } from './context/model-limits';
+import type { Denial, Terminal, Transition, TransitionCounts } from './terminal';
 import { emptyTranscript } from './transcript';
 import type { ContentRef, PendingUserMessage, TranscriptRef } from './transcript';
 
@@ -35,7 +38,12 @@ export interface SessionInput {
   /** Absolute path of the workspace on the worker's machine. */
   workspace: string;
   model: string;
+  /** The model a repeatedly overloaded `model` hands over to (older jobs; see `fallbackModels`). */
   fallbackModel?: string;
+  /** Models tried in order after repeated overload, at most three (`--fallback-model a,b`). */
+  fallbackModels?: string[];
+  /** Context window and output limit per model prefix, over the built-in table (settings `modelLimits`). */
+  modelLimits?: ModelLimitsEntry[];
   maxTurns?: number;
   /** Output token limit of one model call before max-output recovery escalates it. */
   maxTokens?: number;
@@ -44,6 +52,8 @@ export interface SessionInput {
   tools?: string[];
   timeouts?: Partial<SessionTimeouts>;
   permissions?: SessionPermissions;
+  /** `--stop-hook`: commands run as Stop hooks, besides those in settings (e.g. the test suite). */
+  stopHooks?: string[];
   /** `--no-sandbox`: run Bash without the OS sandbox (the user's explicit choice). */
   noSandbox?: boolean;
   /** Which settings files to read (Claude Code's `--setting-sources`); all three when absent. */
@@ -86,11 +96,20 @@ export interface State {
   /** Files read or written, and their state then: the read-before-edit rule. */
   readFileState: ReadFileStates;
   todos: TodoItem[];
+  /** The most recent denials (at most 50; see `denialCount`). */
   denials: Denial[];
+  /** Every denial of the job, including those no longer listed (absent in older States). */
+  denialCount?: number;
+  /** Stop hooks that blocked in a row; at 8 the job ends anyway (absent in older States). */
+  stopHookBlocks?: number;
   /** Replies in a row that ended with stop_reason `pause_turn` (absent in older States). */
   pauseTurnCount?: number;
   /** Bash commands that ran without the OS sandbox (absent in older States). */
   unsandboxedCommands?: number;
+  /** What the loop knows of its context's size, for microcompact and autocompact (absent in older States). */
+  context?: ContextState;
+  /** How often each transition happened in this job, autocompact and microcompact included. */
+  transitionCounts?: TransitionCounts;
 }
 
 export interface ResumeState {
@@ -102,6 +121,10 @@ export interface ResumeState {
   permissionSummary?: PermissionSummary;
   /** The job's sandbox policy, resolved at start. */
   sandbox?: JobSandbox;
+  /** The hooks the job runs, resolved at start. */
+  hooks?: HooksConfig;
+  /** Model limits from the job and its settings, resolved at start. */
+  modelLimits?: ModelLimitsEntry[];
   maxTurns: number | undefined;
   inbox: string[];
   events: SessionEvent[];
@@ -131,6 +154,8 @@ export const SESSION_PHASES = [
   'calling_model',
   'running_tools',
   'waiting_for_approval',
+  // Summarising the conversation to keep it within the model's context window.
+  'compacting',
   'finished',
 ] as const;
 export type SessionPhase = (typeof SESSION_PHASES)[number];
@@ -151,6 +176,9 @@ export interface SessionSnapshot {
   permissions?: PermissionSummary;
   /** How Bash is confined, and how many commands ran unsandboxed. */
   sandbox?: SandboxReport;
+  /** The context's size against the model's window, and what was done to keep it small. */
+  context?: ContextReport;
+  transitions?: TransitionCounts;
   usage: Usage;
   queuedUserMessages: number;
   abortRequested: boolean;

@@ -7,6 +7,8 @@
  * workspace, and in a restricted run (CI) a workspace file may only add deny and ask rules. Pure code: the workflow resolves this on the layers an activity read.
  */
 import { mergeRules } from './permissions';
+import type { ModelLimitsEntry } from './context/model-limits';
+import type { HooksConfig } from './hooks';
 import type { SandboxSettings, SandboxSettingsLayer } from './sandbox';
 import type { PermissionContext, PermissionMode, PermissionRules, RuleList } from './permissions';
 
@@ -24,6 +26,10 @@ export interface SettingsLayer {
   additionalDirectories?: string[];
   /** The file's `sandbox` block, validated (Claude Code's field names). */
   sandbox?: SandboxSettings;
+  /** The file's `hooks` block, validated (`parseHooksSettings`); `resolveHooks` decides which run. */
+  hooks?: HooksConfig;
+  /** The file's `modelLimits`: context window and output limit per model prefix. */
+  modelLimits?: ModelLimitsEntry[];
 }
 
 /** What the job's own start options say (CLI flags), the most trusted layer. */

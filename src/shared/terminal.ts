@@ -41,6 +41,27 @@ export interface Transition {
   reason: TransitionReason;
 }
 
+/** Besides the transitions: what Phase 1 did to keep the context small. */
+export const CONTEXT_ACTIONS = ['autocompact', 'reactive_compact', 'microcompact'] as const;
+
+/** How often each transition and context action happened in a job. */
+export type TransitionCounts = Partial<Record<TransitionReason | (typeof CONTEXT_ACTIONS)[number], number>>;
+
+/** The context as `status` and the Terminal show it. */
+export interface ContextReport {
+  model: string;
+  contextWindow: number;
+  /** Where the window came from: the built-in table, settings, or the default for unknown models. */
+  limitsSource: 'built-in' | 'settings' | 'default';
+  /** Estimated tokens of the next request (the last call's usage plus what was added since). */
+  tokens: number;
+  microcompactAt: number;
+  autocompactAt: number;
+  compactions: number;
+  /** Set when autocompact stopped trying, with the reason. */
+  autocompactOff?: string;
+}
+
 /** A tool call the permission rules or a person refused; listed on the Terminal. */
 export interface Denial {
   toolUseId: string;
@@ -61,12 +82,18 @@ export interface Terminal {
   transcriptHead: string | null;
   messageCount: number;
   /** Tool calls that were denied, by rule, mode or person. */
+  /** The most recent denials; `denialCount` counts them all. */
   denials: Denial[];
+  denialCount?: number;
   todos: TodoItem[];
   /** The permission mode in force and where it and each rule came from. */
   permissions?: PermissionSummary;
   /** How Bash was confined; `unsandboxedCommands` > 0 means some ran without the OS sandbox. */
   sandbox?: SandboxReport;
+  /** The context at the end, and how it was kept small. */
+  context?: ContextReport;
+  /** How often each transition happened (`next_turn`, `autocompact`, `fallback_model`, ...). */
+  transitions?: TransitionCounts;
 }
 
 /** The sandbox as `status` and the Terminal show it. */

@@ -24,6 +24,13 @@ export interface ToolResultRef {
   tool_use_id: string;
   ref: ContentRef;
   is_error: boolean;
+  /**
+   * Over the turn's tool-result budget: the model call stores the content in the workspace and
+   * sends a preview and the file's path instead.
+   */
+  aside?: boolean;
+  /** Length of the result's content, for the context estimate (absent in older jobs). */
+  chars?: number;
 }
 
 export type PendingBlock = TextBlock | ToolResultBlock | ToolResultRef;

@@ -1,5 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
+import { hookTimeoutSec } from '../shared/hooks';
 import type { SessionTimeouts } from '../shared/session';
 
 type Activities = ReturnType<typeof createActivities>;
@@ -19,6 +20,19 @@ export function sessionActivities(timeouts: SessionTimeouts) {
       maximumAttempts: timeouts.modelRetryMaxAttempts,
     },
   });
+  // A compaction is a model call like any other, but fewer attempts: the loop counts a failed
+  // compaction and goes on without it rather than waiting out twenty retries.
+  const compaction = proxyActivities<Pick<Activities, 'compactConversation'>>({
+    startToCloseTimeout: timeouts.modelStartToCloseMs,
+    heartbeatTimeout: timeouts.modelHeartbeatMs,
+    retry: {
+      initialInterval: timeouts.modelRetryInitialMs,
+      backoffCoefficient: 2,
+      maximumInterval: 60_000,
+      maximumAttempts: Math.min(4, timeouts.modelRetryMaxAttempts),
+      nonRetryableErrorTypes: ['prompt_too_long'],
+    },
+  });
   const local = proxyActivities<
     Pick<Activities, 'buildSystemPrompt' | 'commitTranscript' | 'loadPermissionSettings' | 'loadSettings'>
   >({
@@ -33,13 +47,24 @@ export function sessionActivities(timeouts: SessionTimeouts) {
       heartbeatTimeout: timeouts.toolHeartbeatMs,
       retry: { initialInterval: 1_000, maximumAttempts: 5 },
     });
+  // All of an event's hooks run in one activity, in parallel: it may take as long as the slowest.
+  const hookStub = (key: string, input: Parameters<Activities['runHooks']>[0]) =>
+    proxyActivities<Pick<Activities, 'runHooks'>>({
+      activityId: `hook-${key}`,
+      startToCloseTimeout: Math.max(...input.hooks.map((hook) => hookTimeoutSec(hook))) * 1000 + 60_000,
+      heartbeatTimeout: timeouts.toolHeartbeatMs,
+      // A retry runs the hooks again; that only happens when a worker died mid-run.
+      retry: { initialInterval: 1_000, maximumAttempts: 3 },
+    });
   return {
     callModel: model.callModel,
+    compactConversation: compaction.compactConversation,
     buildSystemPrompt: local.buildSystemPrompt,
     commitTranscript: local.commitTranscript,
     loadPermissionSettings: local.loadPermissionSettings,
     loadSettings: local.loadSettings,
     runTool: (...args: Parameters<Activities['runTool']>) => toolStub(args[0].toolUse.id).runTool(...args),
+    runHooks: (input: Parameters<Activities['runHooks']>[0], key: string) => hookStub(key, input).runHooks(input),
   };
 }
 

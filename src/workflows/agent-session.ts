@@ -1,6 +1,4 @@
 import {
-  ActivityFailure,
-  ApplicationFailure,
   allHandlersFinished,
   condition,
   continueAsNew,
@@ -8,35 +6,35 @@ import {
   patched,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { CallModelResult } from '../shared/activity-types';
-import { MODEL_FAILURE_TYPES } from '../shared/activity-types';
+import type { CallModelResult, MicrocompactInput } from '../shared/activity-types';
+import { KEEP_RECENT_TOOL_RESULTS } from '../shared/context/context-state';
 import { addUsage, assistantText, findToolUseBlocks } from '../shared/messages';
 import type { TextBlock, ToolUseBlock } from '../shared/messages';
 import { decideMaxOutputRecovery, exceedsMaxTurns } from '../shared/recovery';
 import { DEFAULT_SESSION_TIMEOUTS, initialState } from '../shared/session';
 import type { SessionInput, State } from '../shared/session';
-import type { Terminal, TerminalReason } from '../shared/terminal';
+import type { Terminal } from '../shared/terminal';
 import type { PendingUserMessage } from '../shared/transcript';
 import { sessionActivities } from './activity-proxies';
+import { contextOf, contextPhase, contextReport, counted, reactiveCompact, withTurnBudget } from './context-phase';
 import { finish, setupFailed } from './finish';
+import { hookRunner, stopHooks } from './hooks-phase';
+import { callModelPhase, contextAfterReply } from './model-phase';
 import { prepareSession } from './session';
 import type { Session } from './session';
 import { SessionControl } from './session-control';
 import { runToolsPhase } from './tools-phase';
 import type { ToolsPhaseOutcome } from './tools-phase';
+import type { TurnStep } from './turn-step';
 
 /** Guards the stop-reason paths (refusal, pause_turn, context window, exhausted recovery). */
 const STOP_REASONS_PATCH = 'stop-reasons';
 
+/** Guards Phase 1's context pipeline: tool-result budget, microcompact, autocompact, reactive compact. */
+const CONTEXT_PIPELINE_PATCH = 'context-pipeline';
+
 /** A model that keeps pausing its turn is stopped after this many pauses in a row. */
 const MAX_CONSECUTIVE_PAUSES = 10;
-
-/** How a model call ended, as the loop needs to know it. */
-type ModelOutcome =
-  | { kind: 'reply'; reply: CallModelResult }
-  | { kind: 'aborted' }
-  | { kind: 'fallback'; detail: string }
-  | { kind: 'failed'; reason: TerminalReason; detail: string };
 
 /**
  * Claude Code's `queryLoop()` as a durable workflow. Each pass of the loop is one turn made of the
@@ -55,22 +53,51 @@ export async function agentSession(input: SessionInput): Promise<Terminal> {
   if (prepared.kind === 'failed') return setupFailed(control, state, prepared.detail);
   const session = prepared.session;
   control.permissionMode = session.permissions?.mode;
+  control.setSystemPromptRef(session.systemPromptRef);
+  // Jobs recorded before the pipeline never compacted; their histories replay without it.
+  session.contextPipeline = patched(CONTEXT_PIPELINE_PATCH);
+  if (session.contextPipeline) control.describeContext = (current) => contextReport(session, current);
+  if (session.hooksConfig) {
+    session.hooks = hookRunner({
+      config: session.hooksConfig,
+      sessionKey: session.sessionKey,
+      workspace: input.workspace,
+      permissionMode: () => session.permissions?.mode ?? 'default',
+      sandbox: session.sandbox,
+      activities,
+      control,
+    });
+  }
+  const ending = (ended: State) => ({
+    ...(ended.transitionCounts ? { transitions: ended.transitionCounts } : {}),
+    ...(session.contextPipeline ? { context: contextReport(session, ended) } : {}),
+  });
 
   try {
     for (;;) {
       const step = await runTurn(session, state);
-      if (step.kind === 'terminal') return await finish(activities, control, step.state, step.reason, step.detail);
-      state = step.state;
+      if (step.kind === 'terminal') {
+        return await finish(activities, control, step.state, step.reason, step.detail, ending(step.state));
+      }
+      const transition = step.state.transition?.reason;
+      state = transition ? counted(step.state, transition) : step.state;
+      if (transition && transition !== 'next_turn') {
+        control.record({ turn: state.turnCount, kind: 'notice', text: `transition: ${transition}` });
+      }
       control.showTurnState(undefined);
       if (workflowInfo().continueAsNewSuggested) {
         await condition(allHandlersFinished);
         await continueAsNew<typeof agentSession>({
           ...input,
+          // The prompt is in the transcript; the next run starts from the State, not from it.
+          ...(session.contextPipeline ? { prompt: '' } : {}),
           resume: {
             state,
             systemPromptRef: session.systemPromptRef,
             ...(session.permissions ? { permissions: session.permissions } : {}),
             ...(session.sandbox ? { sandbox: session.sandbox } : {}),
+            ...(session.hooksConfig ? { hooks: session.hooksConfig } : {}),
+            ...(session.modelLimits.length ? { modelLimits: session.modelLimits } : {}),
             ...control.carryOver(),
           },
         });
@@ -79,46 +106,63 @@ export async function agentSession(input: SessionInput): Promise<Terminal> {
   } catch (error) {
     // Plain Temporal cancellation of the whole job lands here when no turn was running.
     if (isCancellation(error))
-      return await finish(activities, control, state, 'aborted_streaming', 'workflow cancelled');
+      return await finish(activities, control, state, 'aborted_streaming', 'workflow cancelled', ending(state));
     throw error;
   }
 }
-
-type TurnStep =
-  { kind: 'continue'; state: State } | { kind: 'terminal'; state: State; reason: TerminalReason; detail?: string };
 
 /** One iteration of the seed's `while (true)`. */
 async function runTurn(session: Session, state: State): Promise<TurnStep> {
   const { control } = session;
   state = withQueuedUserInput(session, state);
 
+  // Phase 1: keep the context within the model's window.
+  let microcompact: MicrocompactInput | undefined;
+  if (session.contextPipeline) {
+    const prepared = await contextPhase(session, state);
+    if (prepared.kind === 'aborted') {
+      return { kind: 'terminal', state, reason: 'aborted_streaming', detail: control.abortDetail };
+    }
+    state = prepared.state;
+    microcompact = prepared.microcompact;
+  }
+
   // Phase 2: the model call.
   control.phase = 'calling_model';
-  const outcome = await callModelPhase(session, state);
+  const outcome = await callModelPhase(session, state, microcompact);
   if (outcome.kind === 'aborted') {
     return { kind: 'terminal', state, reason: 'aborted_streaming', detail: control.abortDetail };
   }
+  if (outcome.kind === 'too_long') return reactiveCompact(session, state, outcome.detail, outcome.promptTokens);
   if (outcome.kind === 'failed') return { kind: 'terminal', state, reason: outcome.reason, detail: outcome.detail };
   if (outcome.kind === 'fallback') {
     control.record({ turn: state.turnCount, kind: 'notice', text: outcome.detail });
-    return {
-      kind: 'continue',
-      state: { ...state, model: session.input.fallbackModel ?? state.model, transition: { reason: 'fallback_model' } },
-    };
+    return { kind: 'continue', state: { ...state, model: outcome.model, transition: { reason: 'fallback_model' } } };
   }
 
   const { reply } = outcome;
   const message = reply.message;
   const text = assistantText(message);
   if (text) control.record({ turn: state.turnCount, kind: 'assistant_text', text });
-  const afterReply: State = {
+  const cleared = session.contextPipeline && (reply.clearedBefore ?? 0) > contextOf(state).clearedBefore;
+  // Above the threshold the boundary moves on every turn; one notice per stretch of such turns.
+  if (cleared && contextOf(state).lastMicrocompactTurn !== state.turnCount - 1) {
+    control.record({
+      turn: state.turnCount,
+      kind: 'notice',
+      text: `microcompact: tool results older than the last ${KEEP_RECENT_TOOL_RESULTS} are sent as a short marker from now on`,
+    });
+  }
+  const replied: State = {
     ...state,
     pauseTurnCount: 0,
     transcript: reply.transcript,
     pending: [],
     usage: addUsage(state.usage, reply.usage),
     lastAssistantText: text || state.lastAssistantText,
+    ...(session.contextPipeline ? contextAfterReply(state, reply) : {}),
   };
+  const afterReply = cleared ? counted(replied, 'microcompact') : replied;
   // The snapshot shows the reply's usage and text while the tools run, not the State before it.
   control.showTurnState(afterReply);
 
@@ -133,6 +177,14 @@ async function runTurn(session: Session, state: State): Promise<TurnStep> {
       reason: 'refusal',
       detail: `the model declined to continue${why ? ` (${why})` : ''}; nothing it asked for in that reply was run`,
     };
+  }
+  if (reply.stopReason === 'model_context_window_exceeded' && session.contextPipeline) {
+    // The reply was cut because the window filled: compact and ask again (the cut reply is dropped).
+    return reactiveCompact(
+      session,
+      { ...afterReply, transcript: reply.transcriptBeforeReply },
+      'the context window filled up mid-reply',
+    );
   }
   if (reply.stopReason === 'model_context_window_exceeded' && patched(STOP_REASONS_PATCH)) {
     return {
@@ -192,16 +244,20 @@ async function runTurn(session: Session, state: State): Promise<TurnStep> {
  */
 function afterTools(session: Session, after: State, tools: ToolsPhaseOutcome, extra: TextBlock[]): TurnStep {
   const { control } = session;
+  const results = session.contextPipeline ? withTurnBudget(tools.results) : tools.results;
+  const feedback: TextBlock[] = tools.effects.hookFeedback.map((text) => ({ type: 'text', text }));
   const withResults: State = {
     ...after,
-    pending: [{ role: 'user', content: [...tools.results, ...extra] }],
-    readFileState: tools.effects.readFileState,
+    pending: [{ role: 'user', content: [...results, ...feedback, ...extra] }],
+    ...boundedEffects(after, tools),
     todos: tools.effects.todos,
-    denials: tools.effects.denials,
     unsandboxedCommands: tools.effects.unsandboxedCommands,
   };
   if (tools.aborted)
     return { kind: 'terminal', state: withResults, reason: 'aborted_tools', detail: control.abortDetail };
+  if (tools.effects.stopRequested) {
+    return { kind: 'terminal', state: withResults, reason: 'stop_hook_prevented', detail: tools.effects.stopRequested };
+  }
   const nextTurnCount = after.turnCount + 1;
   if (exceedsMaxTurns(nextTurnCount, control.maxTurns)) {
     return {
@@ -214,8 +270,31 @@ function afterTools(session: Session, after: State, tools: ToolsPhaseOutcome, ex
   return { kind: 'continue', state: { ...withResults, turnCount: nextTurnCount } };
 }
 
+/** Most recent denials a job keeps by name; older ones only count. */
+export const KEPT_DENIALS = 50;
+/** Files whose read state a job keeps; the least recently used is forgotten (Edit then asks for a fresh Read). */
+export const KEPT_FILE_STATES = 256;
+
+/** The tools' effects on the State, capped so that nothing in it grows with the job's age. */
+function boundedEffects(
+  before: State,
+  tools: ToolsPhaseOutcome,
+): Pick<State, 'denials' | 'denialCount' | 'readFileState'> {
+  const { denials, readFileState } = tools.effects;
+  const added = denials.length - before.denials.length;
+  const keys = Object.keys(readFileState);
+  return {
+    denials: denials.slice(-KEPT_DENIALS),
+    denialCount: (before.denialCount ?? before.denials.length) + added,
+    readFileState:
+      keys.length <= KEPT_FILE_STATES
+        ? readFileState
+        : Object.fromEntries(keys.slice(-KEPT_FILE_STATES).map((key) => [key, readFileState[key]!])),
+  };
+}
+
 /** Phase 3: the reply asked for no tool. Recover from a cut-off reply, take queued input, or stop. */
-function endOfTurn(session: Session, before: State, after: State, reply: CallModelResult): TurnStep {
+async function endOfTurn(session: Session, before: State, after: State, reply: CallModelResult): Promise<TurnStep> {
   const { control } = session;
   if (reply.stopReason === 'max_tokens') {
     const decision = decideMaxOutputRecovery({
@@ -266,7 +345,7 @@ function endOfTurn(session: Session, before: State, after: State, reply: CallMod
       },
     };
   }
-  return { kind: 'terminal', state: after, reason: 'completed' };
+  return stopHooks(session, after);
 }
 
 /**
@@ -364,43 +443,4 @@ function withQueuedUserInput(session: Session, state: State): State {
     ? [...state.pending.slice(0, -1), { role: 'user', content: [...last.content, { type: 'text', text }] }]
     : [...state.pending, { role: 'user', content: [{ type: 'text', text }] }];
   return { ...state, pending };
-}
-
-async function callModelPhase(session: Session, state: State): Promise<ModelOutcome> {
-  const { control, activities } = session;
-  try {
-    const reply = await control.runAbortable(() =>
-      activities.callModel({
-        sessionKey: session.sessionKey,
-        transcript: state.transcript,
-        append: state.pending,
-        systemPromptRef: session.systemPromptRef,
-        model: state.model,
-        maxTokens: state.maxOutputTokensOverride ?? session.maxTokens,
-        tools: session.tools,
-        fallbackAvailable: canFallBack(session, state),
-      }),
-    );
-    return { kind: 'reply', reply };
-  } catch (error) {
-    if (isCancellation(error)) return { kind: 'aborted' };
-    const failure =
-      error instanceof ActivityFailure && error.cause instanceof ApplicationFailure ? error.cause : undefined;
-    const detail = failure?.message ?? (error instanceof Error ? error.message : String(error));
-    if (failure?.type === MODEL_FAILURE_TYPES.overloadedFallback && canFallBack(session, state)) {
-      return {
-        kind: 'fallback',
-        detail: `Switched to ${session.input.fallbackModel} after repeated overload of ${state.model}`,
-      };
-    }
-    if (failure?.type === MODEL_FAILURE_TYPES.promptTooLong)
-      return { kind: 'failed', reason: 'prompt_too_long', detail };
-    if (error instanceof ActivityFailure) return { kind: 'failed', reason: 'model_error', detail };
-    throw error;
-  }
-}
-
-function canFallBack(session: Session, state: State): boolean {
-  const fallback = session.input.fallbackModel;
-  return fallback !== undefined && fallback !== state.model;
 }

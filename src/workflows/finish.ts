@@ -11,6 +11,7 @@ export async function finish(
   state: State,
   reason: TerminalReason,
   detail?: string,
+  extra: Pick<Terminal, 'context' | 'transitions'> = {},
 ): Promise<Terminal> {
   const unsent = control.inbox.length;
   const transcript =
@@ -30,9 +31,11 @@ export async function finish(
     transcriptHead: transcript.head,
     messageCount: transcript.messageCount,
     denials: state.denials,
+    ...(state.denialCount !== undefined ? { denialCount: state.denialCount } : {}),
     todos: state.todos,
     ...(control.permissionSummary ? { permissions: control.permissionSummary } : {}),
     ...(control.sandbox ? { sandbox: control.sandboxReport(state) } : {}),
+    ...extra,
   };
   return publish(control, state, terminal);
 }

@@ -4,7 +4,7 @@ import type { PermissionMode } from '../shared/permissions';
 import type { PermissionSummary } from '../shared/settings-trust';
 import { describeJobSandbox } from '../shared/sandbox';
 import type { JobSandbox } from '../shared/sandbox';
-import type { SandboxReport } from '../shared/terminal';
+import type { ContextReport, SandboxReport } from '../shared/terminal';
 import type {
   ApprovalAnswer,
   NewSessionEvent,
@@ -56,6 +56,8 @@ export class SessionControl {
   /** The job's sandbox policy; undefined for jobs started before it existed. */
   sandbox: JobSandbox | undefined;
   terminal: Terminal | undefined;
+  /** The context as `status` shows it; set by the loop when the context pipeline is on. */
+  describeContext: ((state: State) => ContextReport) | undefined;
   private events: SessionEvent[];
   /**
    * The State the loop is working on, when it is newer than the loop's own `state` variable (which
@@ -230,6 +232,8 @@ export class SessionControl {
       permissionMode: this.permissionMode,
       ...(this.permissionSummary ? { permissions: this.permissionSummary } : {}),
       ...(this.sandbox ? { sandbox: this.sandboxReport(state) } : {}),
+      ...(this.describeContext ? { context: this.describeContext(state) } : {}),
+      ...(state.transitionCounts ? { transitions: state.transitionCounts } : {}),
       usage: state.usage,
       queuedUserMessages: this.inbox.length,
       abortRequested: this.abortRequested,

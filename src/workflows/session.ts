@@ -9,6 +9,15 @@ import type { SessionInput } from '../shared/session';
 import { TOOL_DEFINITIONS } from '../shared/tools';
 import type { SessionActivities } from './activity-proxies';
 import type { SessionControl } from './session-control';
+import { resolveHooks } from '../shared/hooks';
+import type { HooksConfig } from '../shared/hooks';
+import type { HookRunner } from './hooks-phase';
+import type { ModelLimitsEntry } from '../shared/context/model-limits';
+
+/** True when any event the job runs has at least one hook. */
+export function hasHooks(config: HooksConfig): boolean {
+  return Object.values(config).some((groups) => (groups ?? []).some((group) => group.hooks.length > 0));
+}
 
 /** Everything a turn needs besides the State: fixed for the life of the job (but for added rules). */
 export interface Session {
@@ -23,6 +32,13 @@ export interface Session {
   sandbox: JobSandbox | undefined;
   /** Undefined only for jobs started before permissions existed (their histories replay without). */
   permissions: PermissionContext | undefined;
+  /** Phase 1's context pipeline is on (false for runs recorded before it existed). */
+  contextPipeline: boolean;
+  /** The hooks the job runs (settings files and `--stop-hook`); undefined when it has none. */
+  hooksConfig: HooksConfig | undefined;
+  hooks: HookRunner | undefined;
+  /** Context window and output limit per model prefix: the job's own, then settings (highest precedence first). */
+  modelLimits: ModelLimitsEntry[];
 }
 
 export type Prepared = { kind: 'ready'; session: Session } | { kind: 'failed'; detail: string };
@@ -45,6 +61,10 @@ export async function prepareSession(
     maxTokens: input.maxTokens ?? DEFAULT_MAX_TOKENS,
     activities,
     control,
+    contextPipeline: false,
+    hooksConfig: undefined,
+    hooks: undefined,
+    modelLimits: input.modelLimits ?? [],
   };
   if (input.resume) {
     return {
@@ -54,6 +74,8 @@ export async function prepareSession(
         systemPromptRef: input.resume.systemPromptRef,
         permissions: input.resume.permissions,
         sandbox: input.resume.sandbox,
+        hooksConfig: input.resume.hooks,
+        modelLimits: input.resume.modelLimits ?? base.modelLimits,
       },
     };
   }
@@ -65,6 +87,8 @@ export async function prepareSession(
     });
     let permissions: PermissionContext | undefined;
     let sandbox: JobSandbox | undefined;
+    let hooksConfig: HooksConfig | undefined;
+    let modelLimits = base.modelLimits;
     if (patched('setting-sources')) {
       // User, project and local settings as Claude Code reads them; what a workspace file may
       // grant is decided here, in replayable code, not in the activity that read the files.
@@ -88,6 +112,32 @@ export async function prepareSession(
       for (const why of control.permissionSummary.ignored) {
         control.record({ turn: 1, kind: 'notice', text: `setting ignored: ${why}` });
       }
+      const hooks = resolveHooks({
+        layers,
+        restrictWorkspace: input.permissions?.restrictWorkspace === true,
+        stopHooks: input.stopHooks ?? [],
+      });
+      for (const why of hooks.ignored) control.record({ turn: 1, kind: 'notice', text: `hook ignored: ${why}` });
+      for (const what of hooks.notRun) control.record({ turn: 1, kind: 'notice', text: `hook not run: ${what}` });
+      // A workspace nobody vets (CI) must not make the job compact every turn, at the user's expense.
+      const limitLayers = layers.filter(
+        (layer) => layer.source === 'user' || input.permissions?.restrictWorkspace !== true,
+      );
+      for (const layer of layers) {
+        if (layer.modelLimits && !limitLayers.includes(layer)) {
+          control.record({
+            turn: 1,
+            kind: 'notice',
+            text: `setting ignored: modelLimits in ${layer.file} (workspace settings in CI)`,
+          });
+        }
+      }
+      modelLimits = [
+        ...(input.modelLimits ?? []),
+        ...[...limitLayers].reverse().flatMap((layer) => layer.modelLimits ?? []),
+      ];
+      // Only jobs that have hooks take the new path, so every older history replays as it was.
+      if (hasHooks(hooks.config) && patched('hooks')) hooksConfig = hooks.config;
     } else if (patched('permission-settings')) {
       const settings = await activities.loadPermissionSettings({ workspace: input.workspace });
       const own = input.permissions;
@@ -97,7 +147,10 @@ export async function prepareSession(
         workspace: input.workspace,
       };
     }
-    return { kind: 'ready', session: { ...base, systemPromptRef: ref, permissions, sandbox } };
+    return {
+      kind: 'ready',
+      session: { ...base, systemPromptRef: ref, permissions, sandbox, hooksConfig, modelLimits },
+    };
   } catch (error) {
     // A job that cannot start (workspace missing on the worker, broken settings file) still ends
     // with a Terminal that says why.

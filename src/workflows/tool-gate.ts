@@ -11,6 +11,8 @@ import { TODO_WRITE_RESULT, todoWriteTool } from '../shared/tools/todo-write';
 import type { TodoItem } from '../shared/tools/todo-write';
 import { fileStateKeysFor } from '../shared/tools';
 import { formatInputValidationError, parseErrorOptions } from '../shared/tools/input-validation-error';
+import type { RunHooksResult } from '../shared/hooks';
+import type { HookRunner } from './hooks-phase';
 import type { FinishedCall } from './run-tools';
 import type { SessionControl } from './session-control';
 
@@ -21,6 +23,10 @@ export interface TurnEffects {
   denials: Denial[];
   /** Bash commands that ran without the OS sandbox, the job's count so far. */
   unsandboxedCommands: number;
+  /** What PreToolUse and PostToolUse hooks told the model this turn; sent after the results. */
+  hookFeedback: string[];
+  /** A hook's `continue: false`: the job ends after this turn, with this reason. */
+  stopRequested?: string;
 }
 
 export interface GateContext {
@@ -33,6 +39,8 @@ export interface GateContext {
   /** The job's sandbox policy, passed to every call; undefined for jobs started before it existed. */
   sandbox: JobSandbox | undefined;
   runTool: (input: RunToolInput) => Promise<ToolRunResult>;
+  /** The job's PreToolUse and PostToolUse hooks; undefined when it has none. */
+  hooks?: HookRunner;
   effects: TurnEffects;
 }
 
@@ -46,11 +54,25 @@ const INPUT_PREVIEW_CHARS = 500;
  * (holding no worker: the workflow just waits for a signal), and then run as an activity.
  */
 export async function gateAndRun(toolUse: ToolUseBlock, ctx: GateContext): Promise<GatedResult> {
+  // Claude Code runs PreToolUse hooks before the permission check; their verdict shapes it.
+  const pre = ctx.hooks ? await ctx.hooks.pre(toolUse) : undefined;
+  if (pre) noteHookResult(ctx, 'PreToolUse', toolUse, pre);
+  if (pre?.outcome === 'deny') {
+    const reason = pre.reason ?? 'A PreToolUse hook denied the call.';
+    ctx.effects.denials.push({ toolUseId: toolUse.id, toolName: toolUse.name, reason: `PreToolUse hook: ${reason}` });
+    return inline(toolUse.id, `A PreToolUse hook blocked this ${toolUse.name} call: ${reason}`, true);
+  }
   if (toolUse.name === todoWriteTool.name) return todoWrite(toolUse, ctx);
 
   const permissions = ctx.permissions();
   if (permissions) {
     let decision = decidePermission(toolUse.name, toolUse.input, permissions);
+    // A hook's allow answers the question a rule or mode would ask; a deny rule still denies.
+    if (decision.behavior === 'ask' && pre?.outcome === 'allow')
+      decision = { behavior: 'allow', reason: 'allowed by a PreToolUse hook' };
+    if (decision.behavior === 'allow' && pre?.outcome === 'ask') {
+      decision = { behavior: 'ask', reason: `PreToolUse hook: ${pre.reason ?? 'asks for approval'}` };
+    }
     if (decision.behavior === 'ask') decision = await askPerson(toolUse, decision.reason, ctx);
     if (decision.behavior === 'deny') {
       ctx.effects.denials.push({ toolUseId: toolUse.id, toolName: toolUse.name, reason: decision.reason });
@@ -85,18 +107,36 @@ export async function gateAndRun(toolUse: ToolUseBlock, ctx: GateContext): Promi
   }
   if (result.sandboxed === false) ctx.effects.unsandboxedCommands += 1;
   for (const update of result.fileStates ?? []) {
-    if (update.state) ctx.effects.readFileState = { ...ctx.effects.readFileState, [update.key]: update.state };
-    else {
-      const { [update.key]: _forgotten, ...rest } = ctx.effects.readFileState;
-      ctx.effects.readFileState = rest;
-    }
+    // Re-inserted at the end, so the order of keys is least recently used first.
+    const { [update.key]: _previous, ...rest } = ctx.effects.readFileState;
+    ctx.effects.readFileState = update.state ? { ...rest, [update.key]: update.state } : rest;
+  }
+  if (!result.isError && ctx.hooks) {
+    const post = await ctx.hooks.post(toolUse, result.ref);
+    if (post) noteHookResult(ctx, 'PostToolUse', toolUse, post);
   }
   return {
-    entry: { type: 'tool_result_ref', tool_use_id: result.toolUseId, ref: result.ref, is_error: result.isError },
+    entry: {
+      type: 'tool_result_ref',
+      tool_use_id: result.toolUseId,
+      ref: result.ref,
+      is_error: result.isError,
+      chars: result.chars,
+    },
     isError: result.isError,
     preview: result.preview,
     ran: true,
   };
+}
+
+/** What a hook said for the model joins the turn's feedback; `continue: false` ends the job after it. */
+function noteHookResult(ctx: GateContext, event: string, toolUse: ToolUseBlock, result: RunHooksResult): void {
+  const about = `${event} hook on ${toolUse.name} (${toolUse.id})`;
+  if (event === 'PostToolUse' && result.outcome === 'block' && result.reason) {
+    ctx.effects.hookFeedback.push(`${about}: ${result.reason}`);
+  }
+  if (result.additionalContext) ctx.effects.hookFeedback.push(`${about}, context: ${result.additionalContext}`);
+  if (result.preventContinuation) ctx.effects.stopRequested ??= `${about}: ${result.preventContinuation.stopReason}`;
 }
 
 type Answer = { behavior: 'allow' | 'deny'; reason: string };

@@ -25,6 +25,7 @@ export async function runToolsPhase(
     todos: state.todos,
     denials: [...state.denials],
     unsandboxedCommands: state.unsandboxedCommands ?? 0,
+    hookFeedback: [],
   };
   const outcome = await control.runAbortable(() =>
     runTools(toolUseBlocks, {
@@ -49,6 +50,7 @@ export async function runToolsPhase(
           settings: session.input.permissions,
           sandbox: session.sandbox,
           runTool: activities.runTool,
+          ...(session.hooks ? { hooks: session.hooks } : {}),
           effects,
         }),
       onStart: (toolUse) => {

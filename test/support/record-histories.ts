@@ -218,6 +218,54 @@ const scenarios: Scenario[] = [
     },
   },
   {
+    // A small window: microcompact, then autocompact (a compaction activity and a restarted
+    // transcript), then the job goes on from the summary.
+    name: 'autocompact',
+    input: { modelLimits: [{ prefix: 'claude-sonnet-5-5', contextWindow: 12_000, maxOutputTokens: 2_000 }] },
+    session: {
+      contextWindow: 12_000,
+      replies: [
+        ...Array.from({ length: 12 }, (_, i) => ({
+          content: [text(`Step ${i}.`), bash(`ac${i}`, `head -c 3000 /dev/zero | tr '\\0' ${'abcdef'[i % 6]}`)],
+        })),
+        { content: [text('Finished with a compacted context.')] },
+      ],
+    },
+  },
+  {
+    // The API says the prompt is too long: compacted once, the turn sent again.
+    name: 'prompt-too-long-recovered',
+    session: {
+      replies: [{ content: [text('Reading.'), read('pt1')] }, { content: [text('Answered after compacting.')] }],
+      faults: [
+        {
+          turn: 1,
+          attempt: 1,
+          kind: 'http',
+          status: 400,
+          errorType: 'invalid_request_error',
+          message: 'prompt is too long: 250000 tokens > 200000 maximum',
+        },
+      ],
+    },
+  },
+  {
+    // A --stop-hook that blocks once (the file is missing), then passes; a fallback chain.
+    name: 'stop-hook-blocks-once',
+    input: {
+      stopHooks: ["test -f done.txt || { echo 'done.txt is missing' >&2; exit 2; }"],
+      fallbackModel: 'claude-haiku-4-5',
+      fallbackModels: ['claude-haiku-4-5', 'claude-opus-4-7'],
+    },
+    session: {
+      replies: [
+        { content: [text('Done, I think.')] },
+        { content: [bash('sh1', 'touch done.txt')] },
+        { content: [text('Now done.')] },
+      ],
+    },
+  },
+  {
     name: 'continue-as-new',
     extraArgs: ['--dynamic-config-value', 'limit.historyCount.suggestContinueAsNew=20'],
     session: {

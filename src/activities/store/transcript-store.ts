@@ -1,16 +1,21 @@
 import type { Message, ToolResultBlock, UserContentBlock } from '../../shared/messages';
-import type { ContentRef, PendingUserMessage, TranscriptRef } from '../../shared/transcript';
+import type { ContentRef, PendingUserMessage, ToolResultRef, TranscriptRef } from '../../shared/transcript';
 import type { FileContentStore } from './content-store';
 
 /** One link of a transcript chain: the messages one model call added, and the link before. */
 interface Segment {
   prev: ContentRef | null;
   messages: Message[];
+  /**
+   * On the first segment after a compaction: the head of the chain that was summarised. Loading
+   * stops at the compaction (the model sees the summary); an export can follow this link back.
+   */
+  compactedFrom?: ContentRef | null;
 }
 
 /**
  * Transcripts as chains of segments in the content store. Appending writes one small segment;
- * reading walks the chain back to the start.
+ * reading walks the chain back to the start, or to the last compaction.
  */
 export class TranscriptStore {
   constructor(private readonly store: FileContentStore) {}
@@ -19,6 +24,12 @@ export class TranscriptStore {
     if (messages.length === 0) return transcript;
     const head = await this.store.put({ prev: transcript.head, messages } satisfies Segment);
     return { head, messageCount: transcript.messageCount + messages.length };
+  }
+
+  /** A new chain that replaces `compacted` by `messages` (a summary and the recent tail). */
+  async restartAfterCompaction(compacted: TranscriptRef, messages: Message[]): Promise<TranscriptRef> {
+    const head = await this.store.put({ prev: null, messages, compactedFrom: compacted.head } satisfies Segment);
+    return { head, messageCount: messages.length };
   }
 
   async load(transcript: TranscriptRef): Promise<Message[]> {
@@ -31,14 +42,25 @@ export class TranscriptStore {
     return segments.reverse().flatMap((segment) => segment.messages);
   }
 
-  /** Turns pending messages into API messages, fetching tool results kept by reference. */
-  async resolve(pending: PendingUserMessage[]): Promise<Message[]> {
+  /**
+   * Turns pending messages into API messages, fetching tool results kept by reference. A result
+   * marked `aside` (over the turn's budget) goes through `setAside`, which stores it where the
+   * model can read it and returns the preview that takes its place.
+   */
+  async resolve(
+    pending: PendingUserMessage[],
+    setAside?: (block: ToolResultBlock, ref: ToolResultRef) => Promise<ToolResultBlock>,
+  ): Promise<Message[]> {
     const messages: Message[] = [];
     for (const message of pending) {
       const content: UserContentBlock[] = [];
       for (const block of message.content) {
-        if (block.type === 'tool_result_ref') content.push(await this.store.get<ToolResultBlock>(block.ref));
-        else content.push(block);
+        if (block.type !== 'tool_result_ref') {
+          content.push(block);
+          continue;
+        }
+        const result = await this.store.get<ToolResultBlock>(block.ref);
+        content.push(block.aside && setAside ? await setAside(result, block) : result);
       }
       messages.push({ role: 'user', content });
     }

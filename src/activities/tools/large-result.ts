@@ -43,6 +43,26 @@ export async function storeLargeResult(
   return { ...outcome, content: `${preview(text)}\n...\n${notice}` };
 }
 
+/**
+ * A result that fits the 50,000-character rule but not the turn's budget for all its results
+ * together (several large results in one turn): stored the same way, with its own notice.
+ */
+export async function setAsideForTurnBudget(text: string, workspace: string): Promise<string> {
+  const digest = createHash('sha256').update(text).digest('hex').slice(0, 16);
+  const relative = `${TOOL_RESULTS_DIR}/result-${digest}.txt`;
+  try {
+    await saveInWorkspace(workspace, relative, text);
+  } catch {
+    // Not storable: the result goes in whole, as it would have without the budget.
+    return text;
+  }
+  return (
+    `${preview(text)}\n...\n[This turn's tool results were too large to show together: the full output of this ` +
+    `call (${text.length} characters) was saved to ${relative}. Read that file with Read (offset and limit page ` +
+    'through it), or search it with Grep.]'
+  );
+}
+
 /** True when `relative` (a workspace-relative path from resolveWorkspacePath) is a stored result. */
 export function isStoredResult(relative: string): boolean {
   return relative.startsWith(`${TOOL_RESULTS_DIR}/`);

@@ -1,0 +1,37 @@
+/**
+ * Large tool inputs by reference. A Write of a 300 KB file would otherwise travel through
+ * workflow history twice (in the model call's result and in the tool call's input) and could pass
+ * Temporal's 2 MB payload limit. The model call stores such fields and hands the workflow a
+ * placeholder; the tool activity puts the content back before the tool sees its input.
+ */
+
+/** A string field longer than this travels by reference. */
+export const LARGE_INPUT_FIELD_CHARS = 16_384;
+
+/** Fields the workflow itself reads (permission rules parse a Bash command) stay inline. */
+const INLINE_FIELDS: ReadonlySet<string> = new Set(['command', 'file_path', 'path', 'pattern']);
+
+/** What stands in for a large string field of a tool input. */
+export interface InputFieldRef {
+  $contentRef: string;
+  chars: number;
+}
+
+export function isInputFieldRef(value: unknown): value is InputFieldRef {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { $contentRef?: unknown }).$contentRef === 'string' &&
+    typeof (value as { chars?: unknown }).chars === 'number'
+  );
+}
+
+/** The top-level fields of `input` that should travel by reference. */
+export function largeInputFields(input: unknown): string[] {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) return [];
+  return Object.entries(input)
+    .filter(
+      ([key, value]) => typeof value === 'string' && value.length > LARGE_INPUT_FIELD_CHARS && !INLINE_FIELDS.has(key),
+    )
+    .map(([key]) => key);
+}

@@ -1,0 +1,181 @@
+import { ActivityFailure, isCancellation } from '@temporalio/workflow';
+import { hookStdin, matchHooks } from '../shared/hooks';
+import type { HookCommand, HookEventFacts, HooksConfig, RunHookEvent, RunHooksResult } from '../shared/hooks';
+import type { ToolUseBlock } from '../shared/messages';
+import { exceedsMaxTurns } from '../shared/recovery';
+import type { State } from '../shared/session';
+import type { Session } from './session';
+import type { TurnStep } from './turn-step';
+import type { SessionActivities } from './activity-proxies';
+import type { SessionControl } from './session-control';
+
+/** What the tool gate and the end of the turn need to run a job's hooks. */
+export interface HookRunner {
+  /** PreToolUse: undefined when no hook matches the call. */
+  pre(toolUse: ToolUseBlock): Promise<RunHooksResult | undefined>;
+  /** PostToolUse, after a call that ran and succeeded. */
+  post(toolUse: ToolUseBlock, resultRef: string): Promise<RunHooksResult | undefined>;
+  /** Stop: undefined when the job has no Stop hook. */
+  stop(args: { turn: number; stopHookActive: boolean; lastAssistantText: string }): Promise<RunHooksResult | undefined>;
+}
+
+interface HookRunnerDeps {
+  config: HooksConfig;
+  sessionKey: string;
+  workspace: string;
+  permissionMode: () => string;
+  sandbox: RunHooksSandbox;
+  activities: SessionActivities;
+  control: SessionControl;
+}
+
+type RunHooksSandbox = Parameters<SessionActivities['runHooks']>[0]['sandbox'];
+
+/**
+ * Hooks as the loop calls them: only when a hook matches (no activity otherwise), each event's
+ * hooks in one activity, their messages for the user recorded as notices. A hook activity that
+ * fails on the worker is taken as Claude Code takes a failing hook, a non-blocking error, except
+ * before a tool call: a guard that could not run has not vetted the call, so it is not made.
+ */
+export function hookRunner(deps: HookRunnerDeps): HookRunner {
+  const run = async (
+    event: RunHookEvent,
+    hooks: HookCommand[],
+    facts: HookEventFacts,
+    key: string,
+    turn: number,
+    toolResponseRef?: string,
+  ): Promise<RunHooksResult> => {
+    try {
+      const result = await deps.activities.runHooks(
+        {
+          sessionKey: deps.sessionKey,
+          workspace: deps.workspace,
+          event,
+          hooks,
+          stdin: hookStdin(
+            { sessionId: deps.sessionKey, cwd: deps.workspace, permissionMode: deps.permissionMode() },
+            facts,
+          ),
+          ...(toolResponseRef ? { toolResponseRef } : {}),
+          ...(deps.sandbox ? { sandbox: deps.sandbox } : {}),
+        },
+        key,
+      );
+      for (const text of result.userMessages)
+        deps.control.record({ turn, kind: 'notice', text: `${event} hook: ${text}` });
+      return result;
+    } catch (error) {
+      if (isCancellation(error) || !(error instanceof ActivityFailure)) throw error;
+      const why = error.cause?.message ?? error.message;
+      deps.control.record({ turn, kind: 'notice', text: `${event} hooks could not run on the worker: ${why}` });
+      return event === 'PreToolUse'
+        ? {
+            outcome: 'deny',
+            reason: `The PreToolUse hooks could not run (${why}), so the call was not made.`,
+            userMessages: [],
+            ran: [],
+          }
+        : { outcome: 'none', userMessages: [], ran: [] };
+    }
+  };
+  return {
+    pre: async (toolUse) => {
+      const hooks = matchHooks(deps.config, 'PreToolUse', toolUse.name, {
+        input: toolUse.input,
+        workspace: deps.workspace,
+      });
+      if (hooks.length === 0) return undefined;
+      const facts = {
+        event: 'PreToolUse' as const,
+        toolName: toolUse.name,
+        toolInput: toolUse.input,
+        toolUseId: toolUse.id,
+      };
+      return run('PreToolUse', hooks, facts, `pre-${toolUse.id}`, deps.control.turnCount());
+    },
+    post: async (toolUse, resultRef) => {
+      const hooks = matchHooks(deps.config, 'PostToolUse', toolUse.name, {
+        input: toolUse.input,
+        workspace: deps.workspace,
+      });
+      if (hooks.length === 0) return undefined;
+      const facts = {
+        event: 'PostToolUse' as const,
+        toolName: toolUse.name,
+        toolInput: toolUse.input,
+        toolUseId: toolUse.id,
+      };
+      return run('PostToolUse', hooks, facts, `post-${toolUse.id}`, deps.control.turnCount(), resultRef);
+    },
+    stop: async ({ turn, stopHookActive, lastAssistantText }) => {
+      const hooks = matchHooks(deps.config, 'Stop');
+      if (hooks.length === 0) return undefined;
+      const facts = { event: 'Stop' as const, stopHookActive, lastAssistantMessage: lastAssistantText };
+      return run('Stop', hooks, facts, `stop-${turn}`, turn);
+    },
+  };
+}
+
+/** Claude Code's cap: a Stop hook may block this many times in a row before the job ends anyway. */
+export const MAX_STOP_HOOK_BLOCKS = 8;
+
+/**
+ * The end-of-turn Stop hooks (`--stop-hook`, settings): a block feeds its reason back and the
+ * loop goes on, at most 8 times in a row; `continue: false` ends the job as stop_hook_prevented.
+ */
+export async function stopHooks(session: Session, after: State): Promise<TurnStep> {
+  const { control } = session;
+  const blocks = after.stopHookBlocks ?? 0;
+  const result = session.hooks
+    ? await session.hooks.stop({
+        turn: after.turnCount,
+        stopHookActive: blocks > 0,
+        lastAssistantText: after.lastAssistantText,
+      })
+    : undefined;
+  if (!result) return { kind: 'terminal', state: after, reason: 'completed' };
+  if (result.preventContinuation) {
+    return {
+      kind: 'terminal',
+      state: after,
+      reason: 'stop_hook_prevented',
+      detail: `a Stop hook ended the job: ${result.preventContinuation.stopReason}`,
+    };
+  }
+  if (result.outcome !== 'block') return { kind: 'terminal', state: after, reason: 'completed' };
+  const reason = result.reason ?? 'A Stop hook asked you to continue.';
+  if (blocks >= MAX_STOP_HOOK_BLOCKS) {
+    return {
+      kind: 'terminal',
+      state: after,
+      reason: 'completed',
+      detail: `warning: the Stop hooks blocked ${blocks} times in a row and still block (${reason}); stopped anyway`,
+    };
+  }
+  control.record({
+    turn: after.turnCount,
+    kind: 'notice',
+    text: `Stop hook blocked (${blocks + 1} in a row): ${reason}`,
+  });
+  const nextTurnCount = after.turnCount + 1;
+  if (exceedsMaxTurns(nextTurnCount, control.maxTurns)) {
+    return {
+      kind: 'terminal',
+      state: after,
+      reason: 'max_turns',
+      detail: `a Stop hook blocked, but maxTurns ${control.maxTurns} is reached: ${reason}`,
+    };
+  }
+  return {
+    kind: 'continue',
+    state: {
+      ...after,
+      pending: [{ role: 'user', content: [{ type: 'text', text: `Stop hook feedback:\n${reason}` }] }],
+      turnCount: nextTurnCount,
+      stopHookBlocks: blocks + 1,
+      maxOutputTokensRecoveryCount: 0,
+      transition: { reason: 'stop_hook_blocking' },
+    },
+  };
+}

@@ -1,0 +1,144 @@
+/**
+ * Hooks in the loop, with real commands in the real sandbox: Stop (`--stop-hook` and settings),
+ * PreToolUse and PostToolUse from `.claude/settings.json`, in Claude Code's format.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { ScriptedSession } from '../src/model-server';
+import type { SessionSnapshot } from '../src/shared/session';
+import type { Terminal } from '../src/shared/terminal';
+import { snapshotQuery } from '../src/workflows/definitions';
+import { messagesOf, scriptedJobSuite, textReply, toolResultBlocks, toolUse } from './support/jobs';
+
+const notices = (snapshot: SessionSnapshot) =>
+  snapshot.events.filter((e) => e.kind === 'notice').map((e) => (e as { text: string }).text);
+
+const lastUserText = (body: unknown) => JSON.stringify(messagesOf({ body } as never).at(-1));
+
+const settings = (hooks: unknown) => JSON.stringify({ hooks });
+
+describe('workflow: hooks', () => {
+  const { withJob } = scriptedJobSuite();
+
+  test('--stop-hook that fails sends the agent back to work with the reason; once it passes, the job completes', async () => {
+    const session: ScriptedSession = {
+      replies: [
+        textReply('Finished, I think.'),
+        { content: [toolUse('w1', 'Write', { file_path: 'done.txt', content: 'done\n' })] },
+        textReply('Now it is really finished.'),
+      ],
+    };
+    const hook = "test -f done.txt || { echo 'done.txt is missing: create it' >&2; exit 2; }";
+    await withJob('stop-hook', { session, input: { stopHooks: [hook] } }, async ({ server, handle, workspace }) => {
+      const terminal = (await handle.result()) as Terminal;
+      expect(terminal.reason).toBe('completed');
+      expect(terminal.turnCount).toBe(3);
+      expect(terminal.finalText).toBe('Now it is really finished.');
+      expect(terminal.transitions?.stop_hook_blocking).toBe(1);
+      expect(fs.existsSync(path.join(workspace, 'done.txt'))).toBe(true);
+      const second = server.requests.find((r) => r.kind === 'turn' && r.turn === 1);
+      expect(lastUserText(second?.body)).toContain('Stop hook feedback:\\ndone.txt is missing: create it');
+      expect(notices(await handle.query(snapshotQuery))).toContain(
+        'Stop hook blocked (1 in a row): done.txt is missing: create it',
+      );
+    });
+  });
+
+  test('a Stop hook that never lets go ends the job after 8 blocks, with a warning', async () => {
+    const session: ScriptedSession = { replies: Array.from({ length: 9 }, (_, i) => textReply(`Done (${i}).`)) };
+    const input = { stopHooks: ["cat > /dev/null; echo 'still failing' >&2; exit 2"] };
+    await withJob('stop-hook-cap', { session, input }, async ({ server, handle }) => {
+      const terminal = (await handle.result()) as Terminal;
+      expect(terminal.reason).toBe('completed');
+      expect(terminal.turnCount).toBe(9);
+      expect(terminal.detail).toContain('the Stop hooks blocked 8 times in a row');
+      expect(terminal.transitions?.stop_hook_blocking).toBe(8);
+      // Every stop after the first told the hook it was already active.
+      expect(server.requests.filter((r) => r.kind === 'turn')).toHaveLength(9);
+    });
+  });
+
+  test('{"continue": false} from a Stop hook ends the job as stop_hook_prevented', async () => {
+    const session: ScriptedSession = { replies: [textReply('All done.')] };
+    const input = { stopHooks: [`echo '{"continue": false, "stopReason": "the build is red"}'`] };
+    await withJob('stop-hook-prevented', { session, input }, async ({ handle }) => {
+      const terminal = (await handle.result()) as Terminal;
+      expect(terminal.reason).toBe('stop_hook_prevented');
+      expect(terminal.detail).toContain('the build is red');
+    });
+  });
+
+  test('PreToolUse from settings denies with a reason the model sees; PostToolUse feedback joins the results', async () => {
+    const deny =
+      'if grep -q "rm -rf" ; then printf \'{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no recursive deletes here"}}\'; fi';
+    const files = {
+      '.claude/settings.json': settings({
+        PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: deny }] }],
+        PostToolUse: [
+          {
+            matcher: 'Write|Edit',
+            hooks: [{ type: 'command', command: `echo '{"decision":"block","reason":"run the formatter on it"}'` }],
+          },
+        ],
+      }),
+    };
+    const session: ScriptedSession = {
+      replies: [
+        { content: [toolUse('b1', 'Bash', { command: 'rm -rf build' })] },
+        { content: [toolUse('b2', 'Bash', { command: 'echo fine' })] },
+        { content: [toolUse('w1', 'Write', { file_path: 'a.txt', content: 'a\n' })] },
+        textReply('Done.'),
+      ],
+    };
+    await withJob('pre-post-hooks', { session, files }, async ({ server, handle }) => {
+      const terminal = (await handle.result()) as Terminal;
+      expect(terminal.reason).toBe('completed');
+      const turn = (n: number) => server.requests.find((r) => r.kind === 'turn' && r.turn === n);
+      const denied = toolResultBlocks(messagesOf(turn(1)).at(-1))[0];
+      expect(denied).toMatchObject({ tool_use_id: 'b1', is_error: true });
+      expect(String(denied?.content)).toContain('no recursive deletes here');
+      expect(terminal.denials).toEqual([
+        expect.objectContaining({ toolUseId: 'b1', reason: expect.stringContaining('PreToolUse hook') }),
+      ]);
+      // The harmless command ran.
+      expect(String(toolResultBlocks(messagesOf(turn(2)).at(-1))[0]?.content)).toContain('fine');
+      // The Write ran, and the PostToolUse feedback follows its result.
+      expect(lastUserText(turn(3)?.body)).toContain('PostToolUse hook on Write (w1): run the formatter on it');
+    });
+  });
+
+  test('in CI (nobody vets the workspace) its hooks are ignored, and the job says so', async () => {
+    const files = {
+      '.claude/settings.json': settings({
+        Stop: [{ hooks: [{ type: 'command', command: 'touch ran.txt; exit 2' }] }],
+        Notification: [{ hooks: [{ type: 'command', command: 'true' }] }],
+      }),
+    };
+    const session: ScriptedSession = { replies: [textReply('Done.')] };
+    const input = { permissions: { mode: 'bypassPermissions' as const, restrictWorkspace: true } };
+    await withJob('ci-hooks', { session, files, input }, async ({ handle, workspace }) => {
+      const terminal = (await handle.result()) as Terminal;
+      expect(terminal.reason).toBe('completed');
+      expect(fs.existsSync(path.join(workspace, 'ran.txt'))).toBe(false);
+      const said = notices(await handle.query(snapshotQuery));
+      expect(said.some((n) => n.startsWith('hook ignored:') && n.includes('settings.json'))).toBe(true);
+    });
+  });
+
+  test('outside CI the workspace Stop hook runs, in the sandbox, and other events are listed as not run', async () => {
+    const files = {
+      '.claude/settings.json': settings({
+        Stop: [{ hooks: [{ type: 'command', command: 'touch ran.txt' }] }],
+        Notification: [{ hooks: [{ type: 'command', command: 'true' }] }],
+      }),
+    };
+    const session: ScriptedSession = { replies: [textReply('Done.')] };
+    await withJob('workspace-hooks', { session, files }, async ({ handle, workspace }) => {
+      const terminal = (await handle.result()) as Terminal;
+      expect(terminal.reason).toBe('completed');
+      expect(fs.existsSync(path.join(workspace, 'ran.txt'))).toBe(true);
+      const said = notices(await handle.query(snapshotQuery));
+      expect(said.some((n) => n.startsWith('hook not run:') && n.includes('Notification'))).toBe(true);
+    });
+  });
+});
