@@ -7,6 +7,7 @@ import path from 'node:path';
 import type { ScriptedSession } from '../src/model-server';
 import type { SessionSnapshot } from '../src/shared/session';
 import type { Terminal } from '../src/shared/terminal';
+import { formatSnapshot } from '../src/client/render';
 import { snapshotQuery } from '../src/workflows/definitions';
 import { messagesOf, scriptedJobSuite, textReply, toolResultBlocks, toolUse } from './support/jobs';
 
@@ -137,8 +138,12 @@ describe('workflow: hooks', () => {
       const terminal = (await handle.result()) as Terminal;
       expect(terminal.reason).toBe('completed');
       expect(fs.existsSync(path.join(workspace, 'ran.txt'))).toBe(true);
-      const said = notices(await handle.query(snapshotQuery));
-      expect(said.some((n) => n.startsWith('hook not run:') && n.includes('Notification'))).toBe(true);
+      const snapshot = await handle.query(snapshotQuery);
+      expect(notices(snapshot).some((n) => n.startsWith('hook not run:') && n.includes('Notification'))).toBe(true);
+      // status lists them for as long as the job lives, not only among the recent notices.
+      expect(snapshot.hooks?.running).toEqual({ Stop: 1 });
+      expect(snapshot.hooks?.notRun).toEqual([expect.stringContaining('Notification')]);
+      expect(formatSnapshot('job', snapshot)).toMatch(/hooks: Stop 1\n\s+not run: Notification/);
     });
   });
 });

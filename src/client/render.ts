@@ -1,4 +1,4 @@
-import type { SessionEvent, SessionSnapshot } from '../shared/session';
+import type { HooksReport, SessionEvent, SessionSnapshot } from '../shared/session';
 import type { PermissionSummary } from '../shared/settings-trust';
 import type { ContextReport, SandboxReport, Terminal, TransitionCounts } from '../shared/terminal';
 
@@ -73,6 +73,16 @@ export function formatContext(report: ContextReport, indent = '  '): string {
   );
 }
 
+/** The hooks that run, and those that do not (another event, or a workspace file in CI). */
+export function formatHooks(report: HooksReport, indent = '  '): string[] {
+  const running = Object.entries(report.running).map(([event, n]) => `${event} ${n}`);
+  return [
+    `${indent}hooks: ${running.length ? running.join(', ') : 'none run'}`,
+    ...report.notRun.map((what) => `${indent}  not run: ${what}`),
+    ...report.ignored.map((why) => `${indent}  ignored: ${why}`),
+  ];
+}
+
 /** How often each transition happened, next_turn first. */
 export function formatTransitions(counts: TransitionCounts, indent = '  '): string {
   const entries = Object.entries(counts).sort(([a], [b]) =>
@@ -126,6 +136,7 @@ export function formatSnapshot(id: string, snapshot: SessionSnapshot): string {
   }
   if (snapshot.context && !snapshot.terminal) lines.push(formatContext(snapshot.context));
   if (snapshot.transitions && !snapshot.terminal) lines.push(formatTransitions(snapshot.transitions));
+  if (snapshot.hooks) lines.push(...formatHooks(snapshot.hooks));
   if (snapshot.sandbox && !snapshot.terminal) lines.push(formatSandbox(snapshot.sandbox));
   if (snapshot.permissions && !snapshot.terminal) lines.push(...formatPermissions(snapshot.permissions));
   else if (snapshot.permissionMode && !snapshot.terminal) lines.push(`  permission mode: ${snapshot.permissionMode}`);

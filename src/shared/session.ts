@@ -123,6 +123,8 @@ export interface ResumeState {
   sandbox?: JobSandbox;
   /** The hooks the job runs, resolved at start. */
   hooks?: HooksConfig;
+  /** What `status` says about them. */
+  hooksReport?: HooksReport;
   /** Model limits from the job and its settings, resolved at start. */
   modelLimits?: ModelLimitsEntry[];
   maxTurns: number | undefined;
@@ -178,6 +180,8 @@ export interface SessionSnapshot {
   sandbox?: SandboxReport;
   /** The context's size against the model's window, and what was done to keep it small. */
   context?: ContextReport;
+  /** The hooks the job runs, and those it ignores or does not run. */
+  hooks?: HooksReport;
   transitions?: TransitionCounts;
   usage: Usage;
   queuedUserMessages: number;
@@ -208,6 +212,16 @@ export interface ApprovalAnswer {
   /** With `allow`: add the suggested rule for the rest of the job. */
   always?: boolean;
   reason?: string;
+}
+
+/** The hooks as `status` shows them. */
+export interface HooksReport {
+  /** Hooks per event that run, e.g. `{ Stop: 1, PreToolUse: 2 }`. */
+  running: Record<string, number>;
+  /** Configured, but not run by durable-agent (another event, or another hook type). */
+  notRun: string[];
+  /** Not run because of where they come from (a workspace file in CI). */
+  ignored: string[];
 }
 
 /** The State of turn 1: the user's prompt waits to be sent. */

@@ -7,6 +7,7 @@ import type { JobSandbox } from '../shared/sandbox';
 import type { ContextReport, SandboxReport } from '../shared/terminal';
 import type {
   ApprovalAnswer,
+  HooksReport,
   NewSessionEvent,
   PendingApproval,
   ResumeState,
@@ -56,6 +57,8 @@ export class SessionControl {
   /** The job's sandbox policy; undefined for jobs started before it existed. */
   sandbox: JobSandbox | undefined;
   terminal: Terminal | undefined;
+  /** The job's hooks as `status` shows them. */
+  hooksReport: HooksReport | undefined;
   /** The context as `status` shows it; set by the loop when the context pipeline is on. */
   describeContext: ((state: State) => ContextReport) | undefined;
   private events: SessionEvent[];
@@ -83,6 +86,7 @@ export class SessionControl {
     this.nextSeq = resume ? resume.nextSeq : 1;
     this.permissionSummary = resume?.permissionSummary;
     this.sandbox = resume?.sandbox;
+    this.hooksReport = resume?.hooksReport;
     this.systemPromptRef = resume?.systemPromptRef;
   }
 
@@ -208,13 +212,14 @@ export class SessionControl {
   }
 
   /** What continue-as-new carries over besides the State itself. */
-  carryOver(): Pick<ResumeState, 'maxTurns' | 'inbox' | 'events' | 'nextSeq' | 'permissionSummary'> {
+  carryOver(): Pick<ResumeState, 'maxTurns' | 'inbox' | 'events' | 'nextSeq' | 'permissionSummary' | 'hooksReport'> {
     return {
       maxTurns: this.maxTurns,
       inbox: [...this.inbox],
       events: this.events.slice(-100),
       nextSeq: this.nextSeq,
       ...(this.permissionSummary ? { permissionSummary: this.permissionSummary } : {}),
+      ...(this.hooksReport ? { hooksReport: this.hooksReport } : {}),
     };
   }
 
@@ -233,6 +238,7 @@ export class SessionControl {
       ...(this.permissionSummary ? { permissions: this.permissionSummary } : {}),
       ...(this.sandbox ? { sandbox: this.sandboxReport(state) } : {}),
       ...(this.describeContext ? { context: this.describeContext(state) } : {}),
+      ...(this.hooksReport ? { hooks: this.hooksReport } : {}),
       ...(state.transitionCounts ? { transitions: state.transitionCounts } : {}),
       usage: state.usage,
       queuedUserMessages: this.inbox.length,

@@ -5,7 +5,7 @@ import { resolveJobSandbox } from '../shared/sandbox';
 import type { JobSandbox } from '../shared/sandbox';
 import type { PermissionContext } from '../shared/permissions';
 import { DEFAULT_MAX_TOKENS } from '../shared/recovery';
-import type { SessionInput } from '../shared/session';
+import type { HooksReport, SessionInput } from '../shared/session';
 import { TOOL_DEFINITIONS } from '../shared/tools';
 import type { SessionActivities } from './activity-proxies';
 import type { SessionControl } from './session-control';
@@ -13,6 +13,21 @@ import { resolveHooks } from '../shared/hooks';
 import type { HooksConfig } from '../shared/hooks';
 import type { HookRunner } from './hooks-phase';
 import type { ModelLimitsEntry } from '../shared/context/model-limits';
+
+function hooksReportOf(resolved: {
+  config: HooksConfig;
+  ignored: string[];
+  notRun: string[];
+}): HooksReport | undefined {
+  const running: Record<string, number> = {};
+  for (const [event, groups] of Object.entries(resolved.config)) {
+    const count = (groups ?? []).reduce((sum, group) => sum + group.hooks.length, 0);
+    if (count > 0) running[event] = count;
+  }
+  if (Object.keys(running).length === 0 && resolved.notRun.length === 0 && resolved.ignored.length === 0)
+    return undefined;
+  return { running, notRun: resolved.notRun, ignored: resolved.ignored };
+}
 
 /** True when any event the job runs has at least one hook. */
 export function hasHooks(config: HooksConfig): boolean {
@@ -117,6 +132,7 @@ export async function prepareSession(
         restrictWorkspace: input.permissions?.restrictWorkspace === true,
         stopHooks: input.stopHooks ?? [],
       });
+      control.hooksReport = hooksReportOf(hooks);
       for (const why of hooks.ignored) control.record({ turn: 1, kind: 'notice', text: `hook ignored: ${why}` });
       for (const what of hooks.notRun) control.record({ turn: 1, kind: 'notice', text: `hook not run: ${what}` });
       // A workspace nobody vets (CI) must not make the job compact every turn, at the user's expense.
