@@ -223,7 +223,12 @@ export async function reactiveCompact(
   if (compacted.kind === 'aborted') {
     return { kind: 'terminal', state, reason: 'aborted_streaming', detail: session.control.abortDetail };
   }
-  if (compacted.kind === 'failed') return giveUp(`compacting it failed (${compacted.detail})`);
+  if (compacted.kind === 'failed') {
+    return giveUp(
+      `compacting it failed (${compacted.detail}); if that was the API's own trouble (overload, 5xx), ` +
+        'starting the job again later may be enough',
+    );
+  }
   return {
     kind: 'continue',
     state: {

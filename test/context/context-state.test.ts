@@ -150,3 +150,21 @@ describe('the per-turn tool-result budget', () => {
     ).toBe(3 + 5 + 1_000 + 2_500);
   });
 });
+
+describe('autocompact after it stopped', () => {
+  test('stopped by failures: the next compaction that works (a reactive one) turns it back on', () => {
+    let context = initialContextState();
+    for (let i = 0; i < 3; i++) context = afterCompactionFailure(context, 'api_error').context;
+    expect(context.autocompactOffBy).toBe('failures');
+    const after = afterCompaction(context, { chars: 1_000, turn: 40 });
+    expect(after.context.autocompactOff).toBeUndefined();
+    expect(after.notice).toBe('autocompact back on: a compaction worked again');
+  });
+
+  test('stopped by refills: it stays off, the content keeps refilling the window', () => {
+    let context = initialContextState();
+    for (const turn of [10, 11, 12]) context = afterCompaction(context, { chars: 1_000, turn }).context;
+    expect(context.autocompactOffBy).toBe('refills');
+    expect(afterCompaction(context, { chars: 1_000, turn: 40 }).context.autocompactOff).toBeDefined();
+  });
+});

@@ -25,6 +25,11 @@ export interface ContextState {
   lastCompactedTurn?: number;
   /** Set when autocompact stopped trying; says why. */
   autocompactOff?: string;
+  /**
+   * What stopped it: failures end with the next compaction that works (a reactive one), as
+   * Claude Code's breaker resets on success; refills are a property of the content and stay.
+   */
+  autocompactOffBy?: 'failures' | 'refills';
   /** The turn microcompact last moved the boundary (its notice is given once per stretch of turns). */
   lastMicrocompactTurn?: number;
   /** The turn a prompt-too-long answer was last compacted for: a second one on it ends the job. */
@@ -130,13 +135,21 @@ export function afterCompaction(
     refillStreak,
     lastCompactedTurn: result.turn,
   };
+  if (context.autocompactOffBy === 'failures') {
+    delete next.autocompactOff;
+    delete next.autocompactOffBy;
+  }
   if (refillStreak >= MAX_REFILL_STREAK) {
     const why =
       `the context filled up again right after each of ${refillStreak} compactions in a row ` +
       '(the most recent messages or tool results alone nearly fill the window)';
-    return { context: { ...next, autocompactOff: why }, notice: `autocompact stopped: ${why}` };
+    return {
+      context: { ...next, autocompactOff: why, autocompactOffBy: 'refills' },
+      notice: `autocompact stopped: ${why}`,
+    };
   }
-  return { context: next };
+  const resumed = context.autocompactOffBy === 'failures';
+  return resumed ? { context: next, notice: 'autocompact back on: a compaction worked again' } : { context: next };
 }
 
 /** The context after a compaction that failed; after three in a row autocompact stops. */
@@ -148,7 +161,7 @@ export function afterCompactionFailure(
   if (consecutiveFailures >= MAX_CONSECUTIVE_COMPACT_FAILURES) {
     const why = `${consecutiveFailures} compactions in a row failed (last: ${detail})`;
     return {
-      context: { ...context, consecutiveFailures, autocompactOff: why },
+      context: { ...context, consecutiveFailures, autocompactOff: why, autocompactOffBy: 'failures' },
       notice: `autocompact stopped: ${why}`,
     };
   }
