@@ -121,7 +121,7 @@ describe('durable-agent CLI on the embedded default', () => {
     const blank = await cli(['run', 'hello', '--cwd', workspace, '--fallback-model', 'a,,b'], env);
     expect(blank.stderr).toContain('has an empty name');
     const own = await cli(['run', 'hello', '--cwd', workspace, '--model', 'm1', '--fallback-model', 'm2,m1'], env);
-    expect(own.stderr).toContain("lists m1 which is the job's own model");
+    expect(own.stderr).toContain("lists m1 which is the job's own model: each fallback");
     for (const result of [chain, blank, own]) expect(result.stderr).not.toMatch(/\n\s+at /);
   });
 

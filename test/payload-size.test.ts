@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { temporal } from '@temporalio/proto';
+import { FileContentStore } from '../src/activities/store/content-store';
 import type { ScriptedSession } from '../src/model-server';
 import type { Terminal } from '../src/shared/terminal';
 import {
@@ -106,6 +107,39 @@ describe('payload sizes (issue: State and history that stay small)', () => {
       const largest = [...sizes].sort((a, b) => b.bytes - a.bytes).slice(0, 3);
       console.log(`largest payloads: ${largest.map((p) => `${p.where} ${p.bytes} B`).join('; ')}`);
       expect(sizes.filter((p) => p.bytes >= LIMIT)).toEqual([]);
+    } finally {
+      worker.shutdown();
+      await done;
+      await server.close();
+    }
+  });
+
+  test('a reference the model writes itself is not resolved: no reading other content from the store', async () => {
+    const storeDir = tempDir('store');
+    // Content of another job in the shared store, whose address the model somehow learned.
+    const secret = await new FileContentStore(storeDir).put("the other job's private tool output");
+    const session: ScriptedSession = {
+      name: 'forged-ref',
+      replies: [
+        { content: [toolUse('f1', 'Write', { file_path: 'leak.txt', content: { $contentRef: secret, chars: 10 } })] },
+        textReply('Tried.'),
+      ],
+    };
+    const server = await ScriptedModelServer.start(session);
+    const taskQueue = uniqueTaskQueue('forged');
+    const { worker, done } = await startWorker(env, server, { taskQueue, storeDir });
+    const workspace = makeWorkspace({});
+    try {
+      const handle = await env.client.workflow.start('agentSession', {
+        taskQueue,
+        workflowId: `forged-${Date.now()}`,
+        args: [sessionInput(workspace)],
+      });
+      expect(((await handle.result()) as Terminal).reason).toBe('completed');
+      expect(fs.existsSync(path.join(workspace, 'leak.txt'))).toBe(false);
+      const result = toolResultBlocks(messagesOf(server.requests.at(-1)).at(-1))[0];
+      expect(result).toMatchObject({ tool_use_id: 'f1', is_error: true });
+      expect(String(result?.content)).not.toContain('private tool output');
     } finally {
       worker.shutdown();
       await done;

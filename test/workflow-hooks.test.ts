@@ -8,7 +8,8 @@ import type { ScriptedSession } from '../src/model-server';
 import type { SessionSnapshot } from '../src/shared/session';
 import type { Terminal } from '../src/shared/terminal';
 import { formatSnapshot } from '../src/client/render';
-import { snapshotQuery } from '../src/workflows/definitions';
+import { abortSignal, snapshotQuery } from '../src/workflows/definitions';
+import { waitFor } from './support/harness';
 import { messagesOf, scriptedJobSuite, textReply, toolResultBlocks, toolUse } from './support/jobs';
 
 const notices = (snapshot: SessionSnapshot) =>
@@ -144,6 +145,85 @@ describe('workflow: hooks', () => {
       expect(snapshot.hooks?.running).toEqual({ Stop: 1 });
       expect(snapshot.hooks?.notRun).toEqual([expect.stringContaining('Notification')]);
       expect(formatSnapshot('job', snapshot)).toMatch(/hooks: Stop 1\n\s+not run: Notification/);
+    });
+  });
+});
+
+describe('workflow: hooks meet permissions, abort and large inputs', () => {
+  const { withJob } = scriptedJobSuite();
+  const allowAll = `printf '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow"}}'`;
+
+  test("a PreToolUse allow answers the mode's question, never a deny rule's", async () => {
+    const files = {
+      '.claude/settings.json': settings({
+        PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: allowAll }] }],
+      }),
+    };
+    const session: ScriptedSession = {
+      replies: [
+        // In default mode this would park for approval: the hook answers for the person.
+        { content: [toolUse('b1', 'Bash', { command: 'touch made-by-hook-allow.txt' })] },
+        // The program is only known when it runs: a curl deny rule cannot be ruled out.
+        { content: [toolUse('b2', 'Bash', { command: 'x=curl; $x --version > curl-ran.txt' })] },
+        textReply('Done.'),
+      ],
+    };
+    const input = {
+      permissions: { mode: 'default' as const, deny: ['Bash(curl:*)'], approvalTimeoutMs: 2_000 },
+    };
+    await withJob('hook-allow-vs-deny', { session, files, input }, async ({ handle, workspace }) => {
+      const terminal = (await handle.result()) as Terminal;
+      expect(terminal.reason).toBe('completed');
+      expect(fs.existsSync(path.join(workspace, 'made-by-hook-allow.txt'))).toBe(true);
+      expect(fs.existsSync(path.join(workspace, 'curl-ran.txt'))).toBe(false);
+      expect(terminal.denials.map((d) => d.toolUseId)).toEqual(['b2']);
+    });
+  });
+
+  test('a PreToolUse hook sees the whole content of a large Write, not the store reference', async () => {
+    const scan = `if grep -q SECRET_MARKER; then printf '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"looks like a secret"}}'; fi`;
+    const files = {
+      '.claude/settings.json': settings({
+        PreToolUse: [{ matcher: 'Write', hooks: [{ type: 'command', command: scan }] }],
+      }),
+    };
+    const content = `${'filler line\n'.repeat(3_000)}SECRET_MARKER=abc\n`; // 36 KB: travels by reference
+    const session: ScriptedSession = {
+      replies: [{ content: [toolUse('w1', 'Write', { file_path: 'big.txt', content })] }, textReply('Done.')],
+    };
+    await withJob('hook-large-input', { session, files }, async ({ handle, workspace }) => {
+      const terminal = (await handle.result()) as Terminal;
+      expect(terminal.reason).toBe('completed');
+      expect(fs.existsSync(path.join(workspace, 'big.txt'))).toBe(false);
+      expect(terminal.denials[0]?.reason).toContain('looks like a secret');
+    });
+  });
+
+  test('a --stop-hook that times out gives no verdict: the job does not pass as completed', async () => {
+    const session: ScriptedSession = { replies: [textReply('Done.')] };
+    const input = { stopHooks: ['sleep 20'], stopHookTimeoutSec: 1 };
+    await withJob('stop-hook-timeout', { session, input }, async ({ handle }) => {
+      const terminal = (await handle.result()) as Terminal;
+      expect(terminal.reason).toBe('stop_hook_prevented');
+      expect(terminal.detail).toContain('the --stop-hook "sleep 20" timed out after 1 s');
+      expect(terminal.detail).toContain('--stop-hook-timeout');
+    });
+  });
+
+  test('abort reaches a running Stop hook', async () => {
+    const session: ScriptedSession = { replies: [textReply('Done.')] };
+    await withJob('stop-hook-abort', { session, input: { stopHooks: ['sleep 60'] } }, async ({ handle }) => {
+      await waitFor(
+        async () => ((await handle.query(snapshotQuery)).phase === 'running_hooks' ? true : undefined),
+        20_000,
+        'the Stop hook to start',
+      );
+      const started = Date.now();
+      await handle.signal(abortSignal, 'enough');
+      const terminal = (await handle.result()) as Terminal;
+      expect(terminal.reason).toBe('aborted_tools');
+      expect(terminal.detail).toContain('enough (during the Stop hooks)');
+      expect(Date.now() - started).toBeLessThan(15_000);
     });
   });
 });

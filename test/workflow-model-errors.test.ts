@@ -131,7 +131,7 @@ describe('workflow: model call failures', () => {
         expect(terminal.reason).toBe('prompt_too_long');
         expect(terminal.detail).toContain('prompt is too long');
         expect(terminal.detail).toContain('compacting it once already did not help');
-        expect(terminal.detail).toMatch(/about 212345 tokens.*context window \(200000 tokens/);
+        expect(terminal.detail).toMatch(/about 212345 tokens.*context window \(1000000 tokens, built-in table/);
         expect(terminal.detail).toContain('--model');
         expect(server.requests.filter((r) => r.kind === 'turn')).toHaveLength(2);
         expect(server.compactionRequests()).toHaveLength(1);

@@ -1,13 +1,13 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
-import type { CallModelInput, CallModelResult } from '../shared/activity-types';
+import type { CallModelInput, CallModelResult, MicrocompactInput } from '../shared/activity-types';
 import { MODEL_FAILURE_TYPES } from '../shared/activity-types';
 import type { AssistantContentBlock, AssistantMessage, Message, ToolResultBlock, Usage } from '../shared/messages';
 import { getToolDefinition } from '../shared/tools';
-import { largeInputFields } from '../shared/tool-input-refs';
-import type { InputFieldRef } from '../shared/tool-input-refs';
-import { clearOldToolResults, microcompactBoundary, requestChars } from './context-window';
+import { INPUT_FIELD_PREVIEW_CHARS, largeInputFields } from '../shared/tool-input-refs';
+import type { InputFieldRef, StoredInputField } from '../shared/tool-input-refs';
+import { clearableChars, clearOldToolResults, microcompactBoundary, requestChars } from './context-window';
 import { streamModelReply } from './model-stream';
 import { setAsideForTurnBudget } from './tools/large-result';
 import type { FileContentStore } from './store/content-store';
@@ -52,11 +52,7 @@ export async function callModel(deps: CallModelDeps, input: CallModelInput): Pro
   const loaded = await deps.transcripts.load(transcriptBeforeReply);
   // Microcompact: old tool results go out as a marker. The stored transcript keeps them whole.
   const context = input.context;
-  const clearedBefore = context
-    ? context.microcompact
-      ? microcompactBoundary(loaded, context.keepRecentToolResults, context.clearedBefore)
-      : context.clearedBefore
-    : 0;
+  const clearedBefore = context ? microcompactTo(loaded, context) : 0;
   const messages = clearOldToolResults(loaded, clearedBefore);
   const system = await systemPrompt(deps, input);
   const tools = toolSchemas(input.tools);
@@ -99,6 +95,18 @@ export async function callModel(deps: CallModelDeps, input: CallModelInput): Pro
 }
 
 /**
+ * Where microcompact's clearing ends for this call. Moving the boundary rewrites the cached prompt
+ * from that point on, so it moves only for a saving worth that (`minSavingChars`; none is needed
+ * when the cache has gone cold anyway).
+ */
+function microcompactTo(messages: Message[], context: MicrocompactInput): number {
+  if (!context.microcompact) return context.clearedBefore;
+  const candidate = microcompactBoundary(messages, context.keepRecentToolResults, context.clearedBefore);
+  const saving = clearableChars(messages, context.clearedBefore, candidate);
+  return saving > 0 && saving >= (context.minSavingChars ?? 0) ? candidate : context.clearedBefore;
+}
+
+/**
  * The job's system prompt. It was written once, for the job's first model; after a fallback
  * switch it must name the model that really answers.
  */
@@ -128,7 +136,16 @@ async function withLargeInputsByRef(store: FileContentStore, message: AssistantM
     const input = { ...(block.input as Record<string, unknown>) };
     for (const field of fields) {
       const value = input[field] as string;
-      input[field] = { $contentRef: await store.put(value), chars: value.length } satisfies InputFieldRef;
+      input[field] = {
+        $contentRef: await store.put({
+          kind: 'tool-input-field',
+          toolUseId: block.id,
+          field,
+          value,
+        } satisfies StoredInputField),
+        chars: value.length,
+        preview: value.slice(0, INPUT_FIELD_PREVIEW_CHARS),
+      } satisfies InputFieldRef;
     }
     content.push({ ...block, input });
   }

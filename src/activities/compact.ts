@@ -58,7 +58,8 @@ export async function compactConversation(deps: CallModelDeps, input: CompactInp
           system,
           tools,
           tool_choice: { type: 'none' },
-          messages: withCacheBreakpoint(messages),
+          // A request cut to fit shares no prefix with anything: caching it would only cost.
+          messages: fitted.omitted > 0 ? (messages as Anthropic.MessageParam[]) : withCacheBreakpoint(messages),
         },
         { streamIdleMs: deps.streamIdleMs, fallbackAvailable: input.fallbackAvailable },
       );

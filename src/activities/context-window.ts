@@ -43,6 +43,20 @@ export function microcompactBoundary(messages: Message[], keepRecent: number, cu
   return current;
 }
 
+/** What clearing the tool results in messages `from` to `to` (exclusive) would save, in characters. */
+export function clearableChars(messages: Message[], from: number, to: number): number {
+  let chars = 0;
+  for (const message of messages.slice(Math.max(0, from), Math.max(0, to))) {
+    if (message.role !== 'user' || typeof message.content === 'string') continue;
+    for (const block of message.content) {
+      if (block.type === 'tool_result' && block.content.length >= CLEARABLE_MIN_CHARS) {
+        chars += block.content.length - CLEARED_TOOL_RESULT.length;
+      }
+    }
+  }
+  return chars;
+}
+
 /** Characters of a request as the model reads it (the same measure the token calibration uses). */
 export function requestChars(system: unknown, messages: unknown, tools: unknown): number {
   return JSON.stringify([system, messages, tools]).length;

@@ -5,7 +5,7 @@ import { jobSandboxOrDefault } from '../shared/sandbox';
 import { classifyToolUse } from '../shared/tool-definition';
 import type { ToolOutcome } from '../shared/tool-definition';
 import { getToolDefinition } from '../shared/tools';
-import { isInputFieldRef } from '../shared/tool-input-refs';
+import { isInputFieldRef, isStoredInputField } from '../shared/tool-input-refs';
 import type { SandboxEngine } from './sandbox/engine';
 import type { FileContentStore } from './store/content-store';
 import { ToolJournal } from './tool-journal';
@@ -34,14 +34,18 @@ const PREVIEW_CHARS = 300;
 export async function runTool(deps: RunToolDeps, input: RunToolInput): Promise<ToolRunResult> {
   const ctx = Context.current();
   const { sessionKey } = input;
-  const toolUse = { ...input.toolUse, input: await withInputRefsResolved(deps.store, input.toolUse.input) };
   const journal = new ToolJournal(input.workspace, sessionKey);
-  const recorded = await journal.read(toolUse.id);
+  const recorded = await journal.read(input.toolUse.id);
   if (recorded?.status === 'completed') {
     // The content store may be another worker's; the journal carries the block itself.
     await deps.store.put(recorded.block);
     return recorded.result;
   }
+  // Only a call that still has to run needs the fields the model call kept by reference.
+  const toolUse = {
+    ...input.toolUse,
+    input: await withInputRefsResolved(deps.store, input.toolUse.input, input.toolUse.id),
+  };
 
   let outcome: ToolOutcome;
   let sandboxed: boolean | undefined;
@@ -101,13 +105,27 @@ export async function runTool(deps: RunToolDeps, input: RunToolInput): Promise<T
   return result;
 }
 
-/** The tool input as the model wrote it: fields the model call stored by reference put back. */
-async function withInputRefsResolved(store: FileContentStore, toolInput: unknown): Promise<unknown> {
+/**
+ * The tool input as the model wrote it: fields the model call stored by reference put back. Only
+ * what the model call stored for this very call and field is taken: an object the model itself
+ * wrote in that shape (naming some other content in the shared store) stays as it is, and the
+ * tool's own input check refuses it.
+ */
+export async function withInputRefsResolved(
+  store: FileContentStore,
+  toolInput: unknown,
+  toolUseId: string,
+): Promise<unknown> {
   if (typeof toolInput !== 'object' || toolInput === null || Array.isArray(toolInput)) return toolInput;
   const entries = Object.entries(toolInput);
   if (!entries.some(([, value]) => isInputFieldRef(value))) return toolInput;
   const resolved: Record<string, unknown> = {};
-  for (const [key, value] of entries)
-    resolved[key] = isInputFieldRef(value) ? await store.get<string>(value.$contentRef) : value;
+  for (const [key, value] of entries) {
+    resolved[key] = value;
+    if (!isInputFieldRef(value)) continue;
+    const stored = await store.get<unknown>(value.$contentRef).catch(() => undefined);
+    if (isStoredInputField(stored) && stored.toolUseId === toolUseId && stored.field === key)
+      resolved[key] = stored.value;
+  }
   return resolved;
 }

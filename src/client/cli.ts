@@ -81,6 +81,9 @@ export function buildProgram(): Command {
       collect,
       [],
     )
+    .option('--stop-hook-timeout <seconds>', 'how long each --stop-hook command may run (default 600)', (v) =>
+      parsePositiveInt(v, '--stop-hook-timeout'),
+    )
     .option('--no-sandbox', 'run Bash without the OS sandbox (it can then read what the worker user can read)')
     .option(
       '--setting-sources <list>',

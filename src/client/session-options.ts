@@ -27,6 +27,7 @@ export interface RunFlags {
   settingSources?: string;
   addDir?: string[];
   stopHook?: string[];
+  stopHookTimeout?: number;
   /** commander's `--no-sandbox`: false when given. */
   sandbox?: boolean;
 }
@@ -100,16 +101,23 @@ export function buildSessionInput(prompt: string, flags: RunFlags, env: NodeJS.P
     ...(permissions ? { permissions } : {}),
     ...(settingSources ? { settingSources } : {}),
     ...(flags.sandbox === false ? { noSandbox: true } : {}),
-    ...stopHooks(flags.stopHook),
+    ...stopHooks(flags.stopHook, flags.stopHookTimeout),
   };
 }
 
-function stopHooks(commands: string[] | undefined): Pick<SessionInput, 'stopHooks'> {
-  if (!commands?.length) return {};
+function stopHooks(
+  commands: string[] | undefined,
+  timeoutSec: number | undefined,
+): Pick<SessionInput, 'stopHooks' | 'stopHookTimeoutSec'> {
+  if (!commands?.length) {
+    if (timeoutSec !== undefined)
+      throw new InvalidArgumentError('--stop-hook-timeout needs a --stop-hook to apply to.');
+    return {};
+  }
   if (commands.some((command) => command.trim() === '')) {
     throw new InvalidArgumentError('--stop-hook needs a command, e.g. --stop-hook "npm test".');
   }
-  return { stopHooks: commands };
+  return { stopHooks: commands, ...(timeoutSec !== undefined ? { stopHookTimeoutSec: timeoutSec } : {}) };
 }
 
 /** Claude Code's setting allows a chain of up to three fallback models. */
@@ -138,7 +146,7 @@ function fallbackModels(
   const repeated = models.find((name, index) => name === model || models.indexOf(name) !== index);
   if (repeated !== undefined) {
     throw new InvalidArgumentError(
-      `--fallback-model lists ${repeated} ${repeated === model ? "which is the job's own model (--model)" : 'twice'}: each fallback must be a different model.`,
+      `--fallback-model lists ${repeated} ${repeated === model ? "which is the job's own model" : 'twice'}: each fallback must be a different model.`,
     );
   }
   return models.length === 1

@@ -36,6 +36,8 @@ export interface MicrocompactInput {
   /** Move the boundary forward now, leaving the most recent `keepRecentToolResults` results. */
   microcompact: boolean;
   keepRecentToolResults: number;
+  /** Move it only if that clears at least this many characters (absent: any saving). */
+  minSavingChars?: number;
 }
 
 export interface CompactInput {

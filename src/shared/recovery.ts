@@ -24,9 +24,12 @@ export function decideMaxOutputRecovery(args: {
   maxTokens: number;
   maxOutputTokensOverride: number | undefined;
   maxOutputTokensRecoveryCount: number;
+  /** The model's own output limit, when known: escalation never asks for more. */
+  modelMaxOutputTokens?: number;
 }): MaxOutputDecision {
-  if (args.maxOutputTokensOverride === undefined && args.maxTokens < ESCALATED_MAX_TOKENS) {
-    return { kind: 'escalate', maxTokens: ESCALATED_MAX_TOKENS };
+  const escalated = Math.min(ESCALATED_MAX_TOKENS, args.modelMaxOutputTokens ?? ESCALATED_MAX_TOKENS);
+  if (args.maxOutputTokensOverride === undefined && args.maxTokens < escalated) {
+    return { kind: 'escalate', maxTokens: escalated };
   }
   if (args.maxOutputTokensRecoveryCount < MAX_OUTPUT_TOKENS_RECOVERY_LIMIT) {
     return { kind: 'recover', prompt: MAX_OUTPUT_RECOVERY_PROMPT };

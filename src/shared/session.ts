@@ -22,6 +22,8 @@ export interface SessionTimeouts {
   modelRetryMaxAttempts: number;
   /** A tool whose worker stops heartbeating for this long is retried on another worker. */
   toolHeartbeatMs: number;
+  /** How long the API keeps a prompt prefix cached: after this, microcompact may clear freely. */
+  promptCacheTtlMs?: number;
 }
 
 export const DEFAULT_SESSION_TIMEOUTS: SessionTimeouts = {
@@ -54,6 +56,8 @@ export interface SessionInput {
   permissions?: SessionPermissions;
   /** `--stop-hook`: commands run as Stop hooks, besides those in settings (e.g. the test suite). */
   stopHooks?: string[];
+  /** Timeout of each `--stop-hook` command, in seconds (default 600: a test suite may take minutes). */
+  stopHookTimeoutSec?: number;
   /** `--no-sandbox`: run Bash without the OS sandbox (the user's explicit choice). */
   noSandbox?: boolean;
   /** Which settings files to read (Claude Code's `--setting-sources`); all three when absent. */
@@ -156,6 +160,8 @@ export const SESSION_PHASES = [
   'calling_model',
   'running_tools',
   'waiting_for_approval',
+  // Stop hooks (e.g. the test suite of --stop-hook) are deciding whether the job may end.
+  'running_hooks',
   // Summarising the conversation to keep it within the model's context window.
   'compacting',
   'finished',

@@ -15,6 +15,17 @@ const INLINE_FIELDS: ReadonlySet<string> = new Set(['command', 'file_path', 'pat
 export interface InputFieldRef {
   $contentRef: string;
   chars: number;
+  /** The field's first characters, for the approval prompt and the progress log. */
+  preview: string;
+}
+
+/** How much of a field by reference the workflow still shows. */
+export const INPUT_FIELD_PREVIEW_CHARS = 400;
+
+/** The store references among a tool input's fields. */
+export function inputRefsOf(input: unknown): string[] {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) return [];
+  return Object.values(input).flatMap((value) => (isInputFieldRef(value) ? [value.$contentRef] : []));
 }
 
 export function isInputFieldRef(value: unknown): value is InputFieldRef {
@@ -34,4 +45,24 @@ export function largeInputFields(input: unknown): string[] {
       ([key, value]) => typeof value === 'string' && value.length > LARGE_INPUT_FIELD_CHARS && !INLINE_FIELDS.has(key),
     )
     .map(([key]) => key);
+}
+
+/** What the store holds for a field by reference: the value, and which call and field it belongs to. */
+export interface StoredInputField {
+  kind: 'tool-input-field';
+  toolUseId: string;
+  field: string;
+  value: string;
+}
+
+export function isStoredInputField(value: unknown): value is StoredInputField {
+  const v = value as Partial<StoredInputField> | null;
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    v.kind === 'tool-input-field' &&
+    typeof v.toolUseId === 'string' &&
+    typeof v.field === 'string' &&
+    typeof v.value === 'string'
+  );
 }

@@ -30,7 +30,8 @@ export function sessionActivities(timeouts: SessionTimeouts) {
       backoffCoefficient: 2,
       maximumInterval: 60_000,
       maximumAttempts: Math.min(4, timeouts.modelRetryMaxAttempts),
-      nonRetryableErrorTypes: ['prompt_too_long'],
+      // A reply with no summary in it is the model's answer, not a passing fault: count it, move on.
+      nonRetryableErrorTypes: ['prompt_too_long', 'compaction_failed'],
     },
   });
   const local = proxyActivities<

@@ -16,7 +16,15 @@ import type { SessionInput, State } from '../shared/session';
 import type { Terminal } from '../shared/terminal';
 import type { PendingUserMessage } from '../shared/transcript';
 import { sessionActivities } from './activity-proxies';
-import { contextOf, contextPhase, contextReport, counted, reactiveCompact, withTurnBudget } from './context-phase';
+import {
+  contextOf,
+  contextPhase,
+  contextReport,
+  counted,
+  reactiveCompact,
+  thresholdsFor,
+  withTurnBudget,
+} from './context-phase';
 import { finish, setupFailed } from './finish';
 import { hookRunner, stopHooks } from './hooks-phase';
 import { callModelPhase, contextAfterReply } from './model-phase';
@@ -301,6 +309,7 @@ async function endOfTurn(session: Session, before: State, after: State, reply: C
       maxTokens: session.maxTokens,
       maxOutputTokensOverride: before.maxOutputTokensOverride,
       maxOutputTokensRecoveryCount: before.maxOutputTokensRecoveryCount,
+      ...modelOutputLimit(session, after),
     });
     if (decision.kind === 'escalate') return escalated(after, reply, decision.maxTokens);
     if (decision.kind === 'recover') {
@@ -371,6 +380,7 @@ async function cutToolUse(
     maxTokens: session.maxTokens,
     maxOutputTokensOverride: before.maxOutputTokensOverride,
     maxOutputTokensRecoveryCount: before.maxOutputTokensRecoveryCount,
+    ...modelOutputLimit(session, after),
   });
   if (decision.kind === 'escalate') return escalated(after, reply, decision.maxTokens);
   // Only replies recorded since truncatedToolUse existed come here, so no patch is needed.
@@ -423,6 +433,11 @@ function outputLimitExhausted(session: Session, before: State): string {
   );
 }
 
+/** The model's output limit from the table, for jobs on the context pipeline (older runs escalate as they did). */
+function modelOutputLimit(session: Session, state: State): { modelMaxOutputTokens?: number } {
+  return session.contextPipeline ? { modelMaxOutputTokens: thresholdsFor(session, state.model).maxOutputTokens } : {};
+}
+
 /** Go round again without a new user message (a paused turn), if maxTurns allows. */
 function nextTurn(session: Session, after: State, reason: 'pause_turn', detailIfStopped: string): TurnStep {
   const nextTurnCount = after.turnCount + 1;
@@ -442,5 +457,6 @@ function withQueuedUserInput(session: Session, state: State): State {
   const pending: PendingUserMessage[] = last
     ? [...state.pending.slice(0, -1), { role: 'user', content: [...last.content, { type: 'text', text }] }]
     : [...state.pending, { role: 'user', content: [{ type: 'text', text }] }];
-  return { ...state, pending };
+  // New instructions start a new stretch: Stop hooks that blocked before count from zero again.
+  return { ...state, pending, ...(state.stopHookBlocks ? { stopHookBlocks: 0 } : {}) };
 }

@@ -21,6 +21,9 @@ import type { PendingBlock } from '../shared/transcript';
 import type { Session } from './session';
 import type { TurnStep } from './turn-step';
 
+/** Below this, clearing old results saves less than rewriting the cached prompt after them costs. */
+const MIN_SAVING_CHARS = 20_000;
+
 /** A compaction keeps at most this share of the threshold as recent messages, verbatim. */
 const KEPT_TAIL_SHARE = 0.1;
 const KEPT_TAIL_MAX_TOKENS = 40_000;
@@ -62,6 +65,9 @@ export async function contextPhase(session: Session, state: State): Promise<Cont
     addedChars: pendingChars(state.pending),
     thresholds,
     now: Date.now(),
+    ...(session.input.timeouts?.promptCacheTtlMs !== undefined
+      ? { cacheTtlMs: session.input.timeouts.promptCacheTtlMs }
+      : {}),
   });
   let next = state;
   let microcompact = plan.action === 'microcompact';
@@ -79,6 +85,15 @@ export async function contextPhase(session: Session, state: State): Promise<Cont
       clearedBefore: contextOf(next).clearedBefore,
       microcompact,
       keepRecentToolResults: KEEP_RECENT_TOOL_RESULTS,
+      // A warm cache is worth keeping: clear only when that takes a tenth off the prompt.
+      ...(plan.cacheCold
+        ? {}
+        : {
+            minSavingChars: Math.max(
+              MIN_SAVING_CHARS,
+              Math.round((plan.estimate / tokensPerChar(contextOf(next))) * 0.1),
+            ),
+          }),
     },
   };
 }

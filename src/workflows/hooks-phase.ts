@@ -1,5 +1,5 @@
 import { ActivityFailure, isCancellation } from '@temporalio/workflow';
-import { hookStdin, matchHooks } from '../shared/hooks';
+import { hookStdin, hookTimeoutSec, matchHooks, STOP_HOOK_FLAG } from '../shared/hooks';
 import type { HookCommand, HookEventFacts, HooksConfig, RunHookEvent, RunHooksResult } from '../shared/hooks';
 import type { ToolUseBlock } from '../shared/messages';
 import { exceedsMaxTurns } from '../shared/recovery';
@@ -127,13 +127,27 @@ export const MAX_STOP_HOOK_BLOCKS = 8;
 export async function stopHooks(session: Session, after: State): Promise<TurnStep> {
   const { control } = session;
   const blocks = after.stopHookBlocks ?? 0;
-  const result = session.hooks
-    ? await session.hooks.stop({
-        turn: after.turnCount,
-        stopHookActive: blocks > 0,
-        lastAssistantText: after.lastAssistantText,
-      })
-    : undefined;
+  const hooks = session.hooks;
+  if (!hooks) return { kind: 'terminal', state: after, reason: 'completed' };
+  const phaseBefore = control.phase;
+  control.phase = 'running_hooks';
+  let result: RunHooksResult | undefined;
+  try {
+    // A Stop hook may be a whole test suite: `abort` must reach it like a tool call.
+    result = await control.runAbortable(() =>
+      hooks.stop({ turn: after.turnCount, stopHookActive: blocks > 0, lastAssistantText: after.lastAssistantText }),
+    );
+  } catch (error) {
+    if (!isCancellation(error)) throw error;
+    return {
+      kind: 'terminal',
+      state: after,
+      reason: 'aborted_tools',
+      detail: `${control.abortDetail} (during the Stop hooks)`,
+    };
+  } finally {
+    control.phase = phaseBefore;
+  }
   if (!result) return { kind: 'terminal', state: after, reason: 'completed' };
   if (result.preventContinuation) {
     return {
@@ -143,7 +157,13 @@ export async function stopHooks(session: Session, after: State): Promise<TurnSte
       detail: `a Stop hook ended the job: ${result.preventContinuation.stopReason}`,
     };
   }
-  if (result.outcome !== 'block') return { kind: 'terminal', state: after, reason: 'completed' };
+  if (result.outcome !== 'block') {
+    const unchecked = uncheckedGates(session, result);
+    if (unchecked.length === 0) return { kind: 'terminal', state: after, reason: 'completed' };
+    // The person who started the job made this command the gate: without its verdict the job
+    // must not pass as completed (Claude Code treats a timeout as non-blocking; a CI gate cannot).
+    return { kind: 'terminal', state: after, reason: 'stop_hook_prevented', detail: unchecked.join('; ') };
+  }
   const reason = result.reason ?? 'A Stop hook asked you to continue.';
   if (blocks >= MAX_STOP_HOOK_BLOCKS) {
     return {
@@ -178,4 +198,24 @@ export async function stopHooks(session: Session, after: State): Promise<TurnSte
       transition: { reason: 'stop_hook_blocking' },
     },
   };
+}
+
+/** `--stop-hook` commands that gave no verdict: timed out, or never ran. */
+function uncheckedGates(session: Session, result: RunHooksResult): string[] {
+  const gates = matchHooks(session.hooksConfig ?? {}, 'Stop').filter((hook) => hook.source === STOP_HOOK_FLAG);
+  return gates.flatMap((gate) => {
+    const run = result.ran.find((entry) => entry.command === gate.command);
+    const name = `the --stop-hook ${JSON.stringify(gate.command)}`;
+    if (!run)
+      return [
+        `${name} could not run (${result.userMessages.join('; ') || 'no reason given'}), so the work was not checked`,
+      ];
+    if (run.timedOut) {
+      return [
+        `${name} timed out after ${hookTimeoutSec(gate)} s, so the work was not checked; raise --stop-hook-timeout`,
+      ];
+    }
+    if (run.exitCode === null) return [`${name} was killed before it finished, so the work was not checked`];
+    return [];
+  });
 }

@@ -50,6 +50,11 @@ export class SessionControl {
   readonly inbox: string[];
   phase: SessionPhase = 'starting';
   readonly runningTools = new Map<string, string>();
+  /**
+   * Store references in the inputs of tool calls not finished yet (large fields the model call
+   * stored, e.g. a Write parked for approval): `prune` must keep them until the call has run.
+   */
+  readonly inFlightInputRefs = new Set<string>();
   /** Calls waiting for a person, by tool_use_id, with the answer once it came. */
   readonly approvals = new Map<string, { request: PendingApproval; answer?: ApprovalAnswer }>();
   permissionMode: PermissionMode | undefined;
@@ -144,7 +149,10 @@ export class SessionControl {
       return this.snapshot(parsed.ok ? (parsed.value ?? 0) : 0);
     });
     // Read-only, for `durable-agent prune`: what this job still needs from the content store.
-    setHandler(storeRootsQuery, () => storeRoots(this.currentState(), this.systemPromptRef, this.turnState));
+    setHandler(storeRootsQuery, () => [
+      ...storeRoots(this.currentState(), this.systemPromptRef, this.turnState),
+      ...this.inFlightInputRefs,
+    ]);
   }
 
   private notice(text: string): void {

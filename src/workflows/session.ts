@@ -9,10 +9,24 @@ import type { HooksReport, SessionInput } from '../shared/session';
 import { TOOL_DEFINITIONS } from '../shared/tools';
 import type { SessionActivities } from './activity-proxies';
 import type { SessionControl } from './session-control';
-import { resolveHooks } from '../shared/hooks';
+import { resolveHooks, STOP_HOOK_FLAG } from '../shared/hooks';
 import type { HooksConfig } from '../shared/hooks';
 import type { HookRunner } from './hooks-phase';
 import type { ModelLimitsEntry } from '../shared/context/model-limits';
+
+/** `--stop-hook` runs a test suite: minutes, not the 60 s of a settings hook without a timeout. */
+export const DEFAULT_STOP_HOOK_TIMEOUT_SEC = 600;
+
+function withStopHookTimeout<T extends { config: HooksConfig }>(resolved: T, timeoutSec: number): T {
+  const config: HooksConfig = {};
+  for (const [event, groups] of Object.entries(resolved.config)) {
+    config[event] = groups?.map((group) => ({
+      ...group,
+      hooks: group.hooks.map((hook) => (hook.source === STOP_HOOK_FLAG ? { ...hook, timeoutSec } : hook)),
+    }));
+  }
+  return { ...resolved, config };
+}
 
 function hooksReportOf(resolved: {
   config: HooksConfig;
@@ -127,11 +141,14 @@ export async function prepareSession(
       for (const why of control.permissionSummary.ignored) {
         control.record({ turn: 1, kind: 'notice', text: `setting ignored: ${why}` });
       }
-      const hooks = resolveHooks({
-        layers,
-        restrictWorkspace: input.permissions?.restrictWorkspace === true,
-        stopHooks: input.stopHooks ?? [],
-      });
+      const hooks = withStopHookTimeout(
+        resolveHooks({
+          layers,
+          restrictWorkspace: input.permissions?.restrictWorkspace === true,
+          stopHooks: input.stopHooks ?? [],
+        }),
+        input.stopHookTimeoutSec ?? DEFAULT_STOP_HOOK_TIMEOUT_SEC,
+      );
       control.hooksReport = hooksReportOf(hooks);
       for (const why of hooks.ignored) control.record({ turn: 1, kind: 'notice', text: `hook ignored: ${why}` });
       for (const what of hooks.notRun) control.record({ turn: 1, kind: 'notice', text: `hook not run: ${what}` });

@@ -67,9 +67,16 @@ export async function gateAndRun(toolUse: ToolUseBlock, ctx: GateContext): Promi
   const permissions = ctx.permissions();
   if (permissions) {
     let decision = decidePermission(toolUse.name, toolUse.input, permissions);
-    // A hook's allow answers the question a rule or mode would ask; a deny rule still denies.
-    if (decision.behavior === 'ask' && pre?.outcome === 'allow')
+    // A hook's allow answers the question the mode would ask, never a rule's: with the mode out of
+    // the way (bypassPermissions) the call must still be allowed, so deny and ask rules, and deny
+    // rules that cannot be ruled out, still stand.
+    if (
+      decision.behavior === 'ask' &&
+      pre?.outcome === 'allow' &&
+      decidePermission(toolUse.name, toolUse.input, { ...permissions, mode: 'bypassPermissions' }).behavior === 'allow'
+    ) {
       decision = { behavior: 'allow', reason: 'allowed by a PreToolUse hook' };
+    }
     if (decision.behavior === 'allow' && pre?.outcome === 'ask') {
       decision = { behavior: 'ask', reason: `PreToolUse hook: ${pre.reason ?? 'asks for approval'}` };
     }

@@ -1,5 +1,6 @@
 import type { ToolUseBlock } from '../shared/messages';
 import type { State } from '../shared/session';
+import { inputRefsOf } from '../shared/tool-input-refs';
 import { runTools } from './run-tools';
 import type { ToolResultEntry } from './run-tools';
 import type { Session } from './session';
@@ -55,6 +56,7 @@ export async function runToolsPhase(
         }),
       onStart: (toolUse) => {
         control.runningTools.set(toolUse.id, toolUse.name);
+        for (const ref of inputRefsOf(toolUse.input)) control.inFlightInputRefs.add(ref);
         control.record({
           turn,
           kind: 'tool_call',
@@ -65,6 +67,7 @@ export async function runToolsPhase(
       },
       onFinish: (toolUse, result, preview) => {
         control.runningTools.delete(toolUse.id);
+        for (const ref of inputRefsOf(toolUse.input)) control.inFlightInputRefs.delete(ref);
         control.record({
           turn,
           kind: 'tool_result',

@@ -38,6 +38,7 @@ describe('model limits and thresholds', () => {
       maxOutputTokens: 8_000,
       source: 'settings',
     });
+    expect(modelLimitsFor('claude-sonnet-5-5')).toMatchObject({ contextWindow: 1_000_000, maxOutputTokens: 128_000 });
     expect(modelLimitsFor('my-local-model')).toMatchObject({ contextWindow: 200_000, source: 'default' });
   });
 });

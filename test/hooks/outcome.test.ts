@@ -170,10 +170,13 @@ describe('interpretHookRun: JSON output', () => {
     expect(interpret('Stop', { stdout: '{not json' }).userMessages).toEqual(['Stop hook "./h.sh": {not json']);
   });
 
-  it('caps what a chatty hook says', () => {
-    const outcome = interpret('Stop', { exitCode: 2, stderr: 'x'.repeat(HOOK_TEXT_CHARS + 500) });
+  it('caps what a chatty hook says, keeping its start and its end (where test runners sum up)', () => {
+    const stderr = `FIRST ${'x'.repeat(HOOK_TEXT_CHARS + 500)} 3 tests failed`;
+    const outcome = interpret('Stop', { exitCode: 2, stderr });
     expect(outcome.reason?.length).toBeLessThan(HOOK_TEXT_CHARS + 100);
-    expect(outcome.reason).toContain('[hook output truncated: 500 more characters]');
+    expect(outcome.reason).toContain(`[hook output cut: ${stderr.length - HOOK_TEXT_CHARS} characters left out]`);
+    expect(outcome.reason?.startsWith('FIRST')).toBe(true);
+    expect(outcome.reason?.endsWith('3 tests failed')).toBe(true);
   });
 });
 

@@ -109,9 +109,12 @@ function spawnHook(
 
     for (const name of ['stdout', 'stderr'] as const) {
       const decoder = new StringDecoder('utf8');
+      // The head and the tail: a test runner prints its summary of failures last.
       const keep = (text: string) => {
-        if (captured[name].length < HOOK_CAPTURE_CHARS) {
-          captured[name] += text.slice(0, HOOK_CAPTURE_CHARS - captured[name].length);
+        captured[name] += text;
+        if (captured[name].length > HOOK_CAPTURE_CHARS * 2) {
+          const half = HOOK_CAPTURE_CHARS / 2;
+          captured[name] = `${captured[name].slice(0, half)}${captured[name].slice(-half)}`;
         }
       };
       child[name]?.on('data', (chunk: Buffer) => keep(decoder.write(chunk)));

@@ -1,3 +1,4 @@
+import { withInputRefsResolved } from '../run-tool';
 import { Context } from '@temporalio/activity';
 import {
   combineHookOutcomes,
@@ -42,10 +43,18 @@ export async function runHooks(deps: RunHooksDeps, input: RunHooksInput): Promis
     const availability = await deps.sandbox.availability();
     if (!availability.available) return sandboxMissing(input.event, hooks.length, policy, availability.reason);
   }
+  const withInput =
+    'tool_input' in input.stdin
+      ? {
+          ...input.stdin,
+          tool_input: await withInputRefsResolved(deps.store, input.stdin.tool_input, String(input.stdin.tool_use_id)),
+        }
+      : input.stdin;
+  // A hook sees the call as the model wrote it: a Write's content, not the store reference.
   const stdin =
     input.toolResponseRef === undefined
-      ? input.stdin
-      : { ...input.stdin, tool_response: await toolResponse(deps.store, input.toolResponseRef) };
+      ? withInput
+      : { ...withInput, tool_response: await toolResponse(deps.store, input.toolResponseRef) };
   const stdinText = JSON.stringify(stdin);
   const env: NodeJS.ProcessEnv = { ...deps.toolEnv, CLAUDE_PROJECT_DIR: input.workspace };
 

@@ -20,6 +20,10 @@ export interface ModelLimitsEntry extends ModelLimits {
  * prefixes, so dated ids (`claude-haiku-4-5-20251001`) match their alias.
  */
 export const BUILT_IN_MODEL_LIMITS: readonly ModelLimitsEntry[] = [
+  { prefix: 'claude-fable-5', contextWindow: 1_000_000, maxOutputTokens: 128_000 },
+  { prefix: 'claude-opus-5', contextWindow: 1_000_000, maxOutputTokens: 128_000 },
+  { prefix: 'claude-sonnet-5', contextWindow: 1_000_000, maxOutputTokens: 128_000 },
+  { prefix: 'claude-haiku-5', contextWindow: 1_000_000, maxOutputTokens: 128_000 },
   { prefix: 'claude-opus-4-7', contextWindow: 1_000_000, maxOutputTokens: 128_000 },
   { prefix: 'claude-opus-4-6', contextWindow: 1_000_000, maxOutputTokens: 128_000 },
   { prefix: 'claude-sonnet-4-6', contextWindow: 1_000_000, maxOutputTokens: 64_000 },

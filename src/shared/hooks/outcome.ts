@@ -71,7 +71,10 @@ type HookOutput = z.infer<typeof hookOutputSchema>;
 /** At most HOOK_TEXT_CHARS characters, saying how many were cut. */
 export function capHookText(text: string, limit = HOOK_TEXT_CHARS): string {
   if (text.length <= limit) return text;
-  return `${text.slice(0, limit)}\n... [hook output truncated: ${text.length - limit} more characters]`;
+  // Keep the start and the end: a test runner's summary of failures comes last.
+  const head = Math.floor(limit * 0.4);
+  const tail = limit - head;
+  return `${text.slice(0, head)}\n... [hook output cut: ${text.length - limit} characters left out] ...\n${text.slice(-tail)}`;
 }
 
 const label = (event: RunHookEvent, command: string) =>
