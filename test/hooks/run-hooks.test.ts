@@ -167,7 +167,7 @@ describe('runHooks: what a hook decides', () => {
     const flood = script('flood.sh', 'head -c 300000 /dev/zero | tr "\\0" x >&2; exit 2');
     const result = await run('Stop', [hook(flood)]);
     expect(result.reason?.length).toBeLessThan(10_100);
-    expect(result.reason).toContain('more characters]');
+    expect(result.reason).toContain('characters left out]');
   });
 });
 
