@@ -46,12 +46,39 @@ describe('workflow: hooks', () => {
     });
   });
 
-  test('a Stop hook that never lets go ends the job after 8 blocks, with a warning', async () => {
+  test('a --stop-hook that fails like a test runner (exit 1) blocks with what it printed; never a pass', async () => {
+    const session: ScriptedSession = {
+      replies: [
+        textReply('Finished, I think.'),
+        { content: [toolUse('w1', 'Write', { file_path: 'done.txt', content: 'done\n' })] },
+        textReply('Now the suite passes.'),
+      ],
+    };
+    const input = { stopHooks: ["test -f done.txt || { echo 'FAIL: done.txt is missing'; exit 1; }"] };
+    await withJob('stop-hook-exit-1', { session, input }, async ({ server, handle }) => {
+      const terminal = (await handle.result()) as Terminal;
+      expect(terminal.reason).toBe('completed');
+      expect(terminal.turnCount).toBe(3);
+      const second = server.requests.find((r) => r.kind === 'turn' && r.turn === 1);
+      expect(lastUserText(second?.body)).toContain('FAIL: done.txt is missing');
+    });
+  });
+
+  test('a --stop-hook that is not found gives no verdict: stop_hook_prevented, not completed', async () => {
+    const session: ScriptedSession = { replies: [textReply('Done.')] };
+    await withJob('stop-hook-missing', { session, input: { stopHooks: ['npm-tset'] } }, async ({ handle }) => {
+      const terminal = (await handle.result()) as Terminal;
+      expect(terminal.reason).toBe('stop_hook_prevented');
+      expect(terminal.detail).toContain('could not run (exit 127: command not found)');
+    });
+  });
+
+  test('a --stop-hook that never passes ends the job after 8 blocks as stop_hook_prevented', async () => {
     const session: ScriptedSession = { replies: Array.from({ length: 9 }, (_, i) => textReply(`Done (${i}).`)) };
     const input = { stopHooks: ["cat > /dev/null; echo 'still failing' >&2; exit 2"] };
     await withJob('stop-hook-cap', { session, input }, async ({ server, handle }) => {
       const terminal = (await handle.result()) as Terminal;
-      expect(terminal.reason).toBe('completed');
+      expect(terminal.reason).toBe('stop_hook_prevented');
       expect(terminal.turnCount).toBe(9);
       expect(terminal.detail).toContain('the Stop hooks blocked 8 times in a row');
       expect(terminal.transitions?.stop_hook_blocking).toBe(8);

@@ -166,10 +166,12 @@ export async function stopHooks(session: Session, after: State): Promise<TurnSte
   }
   const reason = result.reason ?? 'A Stop hook asked you to continue.';
   if (blocks >= MAX_STOP_HOOK_BLOCKS) {
+    // A --stop-hook that still fails is a red gate: the job must not pass as completed.
+    const gateFails = result.ran.some((run) => run.exitCode === 2 && isGate(session, run.command));
     return {
       kind: 'terminal',
       state: after,
-      reason: 'completed',
+      reason: gateFails ? 'stop_hook_prevented' : 'completed',
       detail: `warning: the Stop hooks blocked ${blocks} times in a row and still block (${reason}); stopped anyway`,
     };
   }
@@ -216,6 +218,17 @@ function uncheckedGates(session: Session, result: RunHooksResult): string[] {
       ];
     }
     if (run.exitCode === null) return [`${name} was killed before it finished, so the work was not checked`];
+    if (run.exitCode === 126 || run.exitCode === 127) {
+      return [
+        `${name} could not run (exit ${run.exitCode}: ${run.exitCode === 127 ? 'command not found' : 'not executable'}), so the work was not checked`,
+      ];
+    }
     return [];
   });
+}
+
+function isGate(session: Session, command: string): boolean {
+  return matchHooks(session.hooksConfig ?? {}, 'Stop').some(
+    (hook) => hook.source === STOP_HOOK_FLAG && hook.command === command,
+  );
 }

@@ -5,7 +5,10 @@ import {
   dedupeHooks,
   hookTimeoutSec,
   interpretHookRun,
+  STOP_HOOK_FLAG,
+  type HookCommand,
   type HookOutcome,
+  type HookRun,
   type RunHookEvent,
   type RunHooksInput,
   type RunHooksResult,
@@ -104,7 +107,8 @@ export async function runHooks(deps: RunHooksDeps, input: RunHooksInput): Promis
     } else if ('refused' in result.value) {
       outcomes.push(notRunOutcome(input.event, command, result.value.refused));
     } else {
-      const run = result.value;
+      const hook = hooks[index] as HookCommand;
+      const run = input.event === 'Stop' && hook.source === STOP_HOOK_FLAG ? asGate(result.value) : result.value;
       ran.push({ command, exitCode: run.exitCode, timedOut: run.timedOut, ms: run.ms });
       outcomes.push(interpretHookRun(input.event, run));
     }
@@ -157,4 +161,16 @@ function sandboxMissing(event: RunHookEvent, count: number, policy: JobSandbox, 
     userMessages,
     ran: [],
   };
+}
+
+/**
+ * A `--stop-hook` is a test suite, not a Claude Code hook script: it fails with exit 1 (npm, jest,
+ * pytest), not 2. So any failing exit blocks, with everything it printed as the reason, except
+ * 126 and 127 (not executable, not found): those mean the gate could not run at all, and the
+ * workflow ends the job for want of a verdict.
+ */
+function asGate<T extends HookRun>(run: T): T {
+  if (run.timedOut || run.exitCode === null || [0, 2, 126, 127].includes(run.exitCode)) return run;
+  const printed = [run.stdout.trim(), run.stderr.trim()].filter(Boolean).join('\n');
+  return { ...run, exitCode: 2, stderr: printed || `${run.command} failed with exit code ${run.exitCode}` };
 }
