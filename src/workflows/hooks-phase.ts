@@ -79,35 +79,21 @@ export function hookRunner(deps: HookRunnerDeps): HookRunner {
         : { outcome: 'none', userMessages: [], ran: [] };
     }
   };
+  /** A tool event's hooks, when any matches the call; the same facts for before and after it. */
+  const toolEvent = async (
+    event: 'PreToolUse' | 'PostToolUse',
+    toolUse: ToolUseBlock,
+    key: string,
+    resultRef?: string,
+  ): Promise<RunHooksResult | undefined> => {
+    const hooks = matchHooks(deps.config, event, toolUse.name, { input: toolUse.input, workspace: deps.workspace });
+    if (hooks.length === 0) return undefined;
+    const facts = { event, toolName: toolUse.name, toolInput: toolUse.input, toolUseId: toolUse.id };
+    return run(event, hooks, facts, key, deps.control.turnCount(), resultRef);
+  };
   return {
-    pre: async (toolUse) => {
-      const hooks = matchHooks(deps.config, 'PreToolUse', toolUse.name, {
-        input: toolUse.input,
-        workspace: deps.workspace,
-      });
-      if (hooks.length === 0) return undefined;
-      const facts = {
-        event: 'PreToolUse' as const,
-        toolName: toolUse.name,
-        toolInput: toolUse.input,
-        toolUseId: toolUse.id,
-      };
-      return run('PreToolUse', hooks, facts, `pre-${toolUse.id}`, deps.control.turnCount());
-    },
-    post: async (toolUse, resultRef) => {
-      const hooks = matchHooks(deps.config, 'PostToolUse', toolUse.name, {
-        input: toolUse.input,
-        workspace: deps.workspace,
-      });
-      if (hooks.length === 0) return undefined;
-      const facts = {
-        event: 'PostToolUse' as const,
-        toolName: toolUse.name,
-        toolInput: toolUse.input,
-        toolUseId: toolUse.id,
-      };
-      return run('PostToolUse', hooks, facts, `post-${toolUse.id}`, deps.control.turnCount(), resultRef);
-    },
+    pre: (toolUse) => toolEvent('PreToolUse', toolUse, `pre-${toolUse.id}`),
+    post: (toolUse, resultRef) => toolEvent('PostToolUse', toolUse, `post-${toolUse.id}`, resultRef),
     stop: async ({ turn, stopHookActive, lastAssistantText }) => {
       const hooks = matchHooks(deps.config, 'Stop');
       if (hooks.length === 0) return undefined;
@@ -204,8 +190,7 @@ export async function stopHooks(session: Session, after: State): Promise<TurnSte
 
 /** `--stop-hook` commands that gave no verdict: timed out, or never ran. */
 function uncheckedGates(session: Session, result: RunHooksResult): string[] {
-  const gates = matchHooks(session.hooksConfig ?? {}, 'Stop').filter((hook) => hook.source === STOP_HOOK_FLAG);
-  return gates.flatMap((gate) => {
+  return stopGates(session).flatMap((gate) => {
     const run = result.ran.find((entry) => entry.command === gate.command);
     const name = `the --stop-hook ${JSON.stringify(gate.command)}`;
     if (!run)
@@ -228,7 +213,10 @@ function uncheckedGates(session: Session, result: RunHooksResult): string[] {
 }
 
 function isGate(session: Session, command: string): boolean {
-  return matchHooks(session.hooksConfig ?? {}, 'Stop').some(
-    (hook) => hook.source === STOP_HOOK_FLAG && hook.command === command,
-  );
+  return stopGates(session).some((hook) => hook.command === command);
+}
+
+/** The job's `--stop-hook` commands: the gates its caller chose. */
+function stopGates(session: Session): HookCommand[] {
+  return matchHooks(session.hooksConfig ?? {}, 'Stop').filter((hook) => hook.source === STOP_HOOK_FLAG);
 }
