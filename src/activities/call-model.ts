@@ -1,9 +1,18 @@
 import type Anthropic from '@anthropic-ai/sdk';
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
-import type { CallModelInput, CallModelResult, MicrocompactInput } from '../shared/activity-types';
+import type {
+  CallAccounting,
+  CallModelInput,
+  CallModelResult,
+  CallPricing,
+  MicrocompactInput,
+} from '../shared/activity-types';
 import { MODEL_FAILURE_TYPES } from '../shared/activity-types';
 import type { AssistantContentBlock, AssistantMessage, Message, ToolResultBlock, Usage } from '../shared/messages';
+import { callCostUsd, modelPricesExample, modelPricesFor } from '../shared/pricing';
+import type { ModelPrices } from '../shared/pricing';
 import { getToolDefinition } from '../shared/tools';
 import { INPUT_FIELD_PREVIEW_CHARS, largeInputFields } from '../shared/tool-input-refs';
 import type { InputFieldRef, StoredInputField } from '../shared/tool-input-refs';
@@ -39,6 +48,7 @@ const CUTTING_STOP_REASONS: ReadonlySet<string> = new Set(['max_tokens', 'model_
  * of these happened.
  */
 export async function callModel(deps: CallModelDeps, input: CallModelInput): Promise<CallModelResult> {
+  const prices = pricesForCall(input);
   const workspace = input.workspace;
   const setAside =
     workspace === undefined
@@ -64,18 +74,22 @@ export async function callModel(deps: CallModelDeps, input: CallModelInput): Pro
     messages: withCacheBreakpoint(messages),
   };
 
+  const startedAt = Date.now();
   const final = await streamModelReply(deps.anthropic(), params, {
     streamIdleMs: deps.streamIdleMs,
     fallbackAvailable: input.fallbackAvailable,
   });
+  const apiMs = Date.now() - startedAt;
   const { message, truncatedToolUse } = keptReply(final);
   const emptyReply = message.content.length === 0;
   const refused = final.stop_reason === 'refusal';
   const transcript =
     emptyReply || refused ? transcriptBeforeReply : await deps.transcripts.append(transcriptBeforeReply, [message]);
+  const usage = toUsage(final.usage);
   return {
     message: await withLargeInputsByRef(deps.store, message),
-    usage: toUsage(final.usage),
+    usage,
+    ...callAccounting(prices, usage, apiMs),
     stopReason: final.stop_reason,
     model: final.model,
     transcript,
@@ -91,6 +105,33 @@ export async function callModel(deps: CallModelDeps, input: CallModelInput): Pro
         }
       : {}),
     ...(context ? { requestChars: requestChars(system, messages, tools), clearedBefore } : {}),
+  };
+}
+
+/**
+ * The prices of the call's model, settings first. Under a budget a model without a price fails
+ * the call before anything is sent (and is not retried): the budget could not be kept otherwise.
+ */
+export function pricesForCall(input: { model: string; pricing?: CallPricing }): ModelPrices | undefined {
+  const prices = modelPricesFor(input.model, input.pricing?.prices ?? []);
+  if (!prices && input.pricing?.requirePrice) {
+    throw ApplicationFailure.create({
+      message:
+        `no price is known for ${input.model}, so --max-budget-usd cannot be kept: add its prices in USD per ` +
+        `million tokens to a settings file, e.g. ${modelPricesExample(input.model)}, or run without a budget`,
+      type: MODEL_FAILURE_TYPES.configuration,
+      nonRetryable: true,
+    });
+  }
+  return prices;
+}
+
+/** Cost, API time and attempt of a call that answered. */
+export function callAccounting(prices: ModelPrices | undefined, usage: Usage, apiMs: number): CallAccounting {
+  return {
+    costUsd: prices ? callCostUsd(prices, usage) : null,
+    apiMs,
+    attempt: Context.current().info.attempt,
   };
 }
 

@@ -5,7 +5,7 @@ import { MODEL_FAILURE_TYPES } from '../shared/activity-types';
 import { COMPACTION_PROMPT, summaryMessageText } from '../shared/compact-prompt';
 import type { Message, ToolResultBlock } from '../shared/messages';
 import type { CallModelDeps } from './call-model';
-import { systemPrompt, toolSchemas, toUsage, withCacheBreakpoint } from './call-model';
+import { callAccounting, pricesForCall, systemPrompt, toolSchemas, toUsage, withCacheBreakpoint } from './call-model';
 import { clearOldToolResults, fitForSummary, keptTailStart, requestChars } from './context-window';
 import type { ModelFailureDetails } from './model-errors';
 import { streamModelReply } from './model-stream';
@@ -26,6 +26,7 @@ const FIT_ATTEMPTS = 3;
  * still says the prompt is too long.
  */
 export async function compactConversation(deps: CallModelDeps, input: CompactInput): Promise<CompactResult> {
+  const prices = pricesForCall(input);
   const setAside = async (block: ToolResultBlock): Promise<ToolResultBlock> => ({
     ...block,
     content: await setAsideForTurnBudget(block.content, input.workspace),
@@ -42,6 +43,7 @@ export async function compactConversation(deps: CallModelDeps, input: CompactInp
   let roomTokens = input.contextWindow - input.maxSummaryTokens - Math.ceil(fixedChars / charsPerToken) - 2_000;
   let final: Anthropic.Message | undefined;
   let omitted: number | undefined;
+  let apiMs = 0;
   for (let attempt = 1; ; attempt++) {
     const fitted = fitForSummary(conversation, Math.max(10_000, Math.floor(roomTokens * charsPerToken)));
     omitted = fitted.omitted;
@@ -49,6 +51,7 @@ export async function compactConversation(deps: CallModelDeps, input: CompactInp
       ...fitted.messages,
       { role: 'user', content: [{ type: 'text', text: COMPACTION_PROMPT }] },
     ];
+    const startedAt = Date.now();
     try {
       final = await streamModelReply(
         deps.anthropic(),
@@ -63,8 +66,10 @@ export async function compactConversation(deps: CallModelDeps, input: CompactInp
         },
         { streamIdleMs: deps.streamIdleMs, fallbackAvailable: input.fallbackAvailable },
       );
+      apiMs += Date.now() - startedAt;
       break;
     } catch (error) {
+      apiMs += Date.now() - startedAt;
       const tooLong = error instanceof ApplicationFailure && error.type === MODEL_FAILURE_TYPES.promptTooLong;
       if (!tooLong || attempt >= FIT_ATTEMPTS) throw error;
       const details = error.details?.[0] as ModelFailureDetails | undefined;
@@ -83,6 +88,7 @@ export async function compactConversation(deps: CallModelDeps, input: CompactInp
     });
   }
 
+  const usage = toUsage(final.usage);
   const tailStart = keptTailStart(conversation, Math.floor(input.keepRecentTokens * charsPerToken));
   const kept = conversation.slice(tailStart);
   const summaryMessage: Message = {
@@ -98,7 +104,8 @@ export async function compactConversation(deps: CallModelDeps, input: CompactInp
     summarisedMessages: tailStart,
     keptMessages: kept.length,
     omittedMessages: omitted ?? 0,
-    usage: toUsage(final.usage),
+    usage,
+    ...callAccounting(prices, usage, apiMs),
   };
 }
 

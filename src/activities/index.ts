@@ -21,6 +21,8 @@ import { runHooks } from './hooks';
 import type { RunHooksInput } from '../shared/hooks';
 import { SandboxEngine } from './sandbox/engine';
 import { buildSystemPrompt } from './system-prompt';
+import { seedConversation } from './seed-conversation';
+import type { SeedConversationInput } from './seed-conversation';
 
 /** What the activities need from the outside world; tests pass their own (the seed's QueryDeps). */
 export interface ActivityDeps {
@@ -57,6 +59,7 @@ export function createActivities(deps: ActivityDeps) {
       runTool({ store, toolEnv, sandbox, crashAfterJournal: deps.crashAfterJournal }, input),
     runHooks: (input: RunHooksInput) => runHooks({ store, toolEnv, sandbox }, input),
     buildSystemPrompt: (input: BuildSystemPromptInput) => buildSystemPrompt({ store, clock, toolEnv }, input),
+    seedConversation: (input: SeedConversationInput) => seedConversation({ store, transcripts }, input),
     commitTranscript: async (input: CommitTranscriptInput) =>
       transcripts.append(input.transcript, await transcripts.resolve(input.append)),
     loadSettings: async (input: LoadSettingsInput): Promise<LoadSettingsResult> => {

@@ -2,16 +2,24 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { MODEL_FAILURE_TYPES } from '../shared/activity-types';
+import { STREAM_TAIL_CHARS } from '../shared/stream-progress';
+import type { StreamProgress } from '../shared/stream-progress';
 import { toModelFailure } from './model-errors';
 
-const HEARTBEAT_EVERY_MS = 1_000;
+/**
+ * Text is heartbeaten at most this often, the last of a burst included. The worker's heartbeat
+ * throttle (create-worker.ts) decides how often one reaches the server; this only spares
+ * encoding a heartbeat for every delta.
+ */
+const HEARTBEAT_EVERY_MS = 100;
 const KEEP_ALIVE_MS = 5_000;
 const DEFAULT_STREAM_IDLE_MS = 120_000;
 
 /**
- * One streamed Messages API call inside an activity: heartbeats the partial text (and keeps
- * heartbeating while the model thinks silently), aborts a stream that goes quiet, honours
- * cancellation, and maps API errors to the typed failures the workflow's recovery keys on.
+ * One streamed Messages API call inside an activity: heartbeats the partial text as a
+ * {@link StreamProgress} (and keeps heartbeating while the model thinks silently), aborts a stream
+ * that goes quiet, honours cancellation, and maps API errors to the typed failures the workflow's
+ * recovery keys on.
  */
 export async function streamModelReply(
   client: Anthropic,
@@ -22,11 +30,24 @@ export async function streamModelReply(
   const idleMs = options.streamIdleMs ?? DEFAULT_STREAM_IDLE_MS;
   let text = '';
   let lastBeat = 0;
-  const beat = (force = false) => {
-    const now = Date.now();
-    if (!force && now - lastBeat < HEARTBEAT_EVERY_MS) return;
-    lastBeat = now;
-    ctx.heartbeat({ chars: text.length, tail: text.slice(-200) });
+  let trailing: NodeJS.Timeout | undefined;
+  const send = () => {
+    if (trailing) clearTimeout(trailing);
+    trailing = undefined;
+    lastBeat = Date.now();
+    const progress: StreamProgress = {
+      chars: text.length,
+      tail: text.slice(-STREAM_TAIL_CHARS),
+      attempt: ctx.info.attempt,
+    };
+    ctx.heartbeat(progress);
+  };
+  // A delta within the interval is not dropped: it goes out with the heartbeat due at its end.
+  const beat = () => {
+    if (trailing) return;
+    const wait = HEARTBEAT_EVERY_MS - (Date.now() - lastBeat);
+    if (wait <= 0) send();
+    else trailing = setTimeout(send, wait);
   };
   // The heartbeat proves the worker is alive even while the model thinks silently; it must come
   // well within the heartbeat timeout, however short the session configured it.
@@ -35,7 +56,7 @@ export async function streamModelReply(
     100,
     Math.min(KEEP_ALIVE_MS, heartbeatTimeoutMs ? Math.floor(heartbeatTimeoutMs / 3) : KEEP_ALIVE_MS),
   );
-  const keepAlive = setInterval(() => beat(true), keepAliveMs);
+  const keepAlive = setInterval(send, keepAliveMs);
   const idle = new AbortController();
   let idleTimer: NodeJS.Timeout | undefined;
   const armIdleTimer = () => {
@@ -45,16 +66,13 @@ export async function streamModelReply(
   const signal = AbortSignal.any([ctx.cancellationSignal, idle.signal]);
 
   try {
-    beat(true);
+    send();
     armIdleTimer();
     const stream = client.messages.stream(params, { signal });
     // Any event is progress, not only text: a tool_use streams as input_json deltas.
-    stream.on('streamEvent', () => {
+    stream.on('streamEvent', (event) => {
       armIdleTimer();
-      beat();
-    });
-    stream.on('text', (delta) => {
-      text += delta;
+      if (event.type === 'content_block_delta' && event.delta.type === 'text_delta') text += event.delta.text;
       beat();
     });
     return await stream.finalMessage();
@@ -70,6 +88,7 @@ export async function streamModelReply(
     throw toModelFailure(error, { attempt: ctx.info.attempt, fallbackAvailable: options.fallbackAvailable });
   } finally {
     clearInterval(keepAlive);
+    if (trailing) clearTimeout(trailing);
     if (idleTimer) clearTimeout(idleTimer);
   }
 }

@@ -10,6 +10,8 @@ import {
 } from '../shared/permissions';
 import { parseHooksSettings, type HooksConfig } from '../shared/hooks';
 import type { ModelLimitsEntry } from '../shared/context/model-limits';
+import { DEFAULT_CACHE_READ_FACTOR, DEFAULT_CACHE_WRITE_FACTOR } from '../shared/pricing';
+import type { ModelPricesEntry } from '../shared/pricing';
 import { parseSandboxSettings } from '../shared/sandbox';
 import type { SandboxSettings } from '../shared/sandbox';
 import { SETTING_SOURCES } from '../shared/settings-trust';
@@ -42,6 +44,7 @@ const permissionsSchema = z.looseObject({
 const settingsSchema = z.looseObject({
   permissions: permissionsSchema.optional(),
   modelLimits: z.unknown().optional(),
+  modelPrices: z.unknown().optional(),
 });
 
 /**
@@ -103,6 +106,7 @@ export async function loadSettingsLayers(
       ...(settings.sandbox !== undefined ? { sandbox: settings.sandbox } : {}),
       ...(settings.hooks !== undefined ? { hooks: settings.hooks } : {}),
       ...(settings.modelLimits !== undefined ? { modelLimits: settings.modelLimits } : {}),
+      ...(settings.modelPrices !== undefined ? { modelPrices: settings.modelPrices } : {}),
     });
   }
   return layers;
@@ -134,6 +138,7 @@ export function parseSettings(
   sandbox?: SandboxSettings;
   hooks?: HooksConfig;
   modelLimits?: ModelLimitsEntry[];
+  modelPrices?: ModelPricesEntry[];
 } {
   let data: unknown;
   try {
@@ -147,8 +152,14 @@ export function parseSettings(
     throw new Error(formatProblems(file, problems));
   }
   const permissions = parsed.data.permissions;
-  const blocks: { sandbox?: SandboxSettings; hooks?: HooksConfig; modelLimits?: ModelLimitsEntry[] } = {};
+  const blocks: {
+    sandbox?: SandboxSettings;
+    hooks?: HooksConfig;
+    modelLimits?: ModelLimitsEntry[];
+    modelPrices?: ModelPricesEntry[];
+  } = {};
   if (parsed.data.modelLimits !== undefined) blocks.modelLimits = parseModelLimits(parsed.data.modelLimits, file);
+  if (parsed.data.modelPrices !== undefined) blocks.modelPrices = parseModelPrices(parsed.data.modelPrices, file);
   if (parsed.data.sandbox !== undefined) {
     const checked = parseSandboxSettings(parsed.data.sandbox, file);
     if (!checked.ok) throw new Error(checked.message);
@@ -209,6 +220,44 @@ function parseModelLimits(raw: unknown, file: string): ModelLimitsEntry[] {
     );
   }
   return Object.entries(parsed.data).map(([prefix, limits]) => ({ prefix, ...limits }));
+}
+
+/** USD per million tokens: generous enough for any model, small enough to catch a price given per token. */
+const usdPerMillion = z.number().min(0).max(10_000);
+const modelPricesSchema = z.record(
+  z.string().min(1),
+  z.strictObject({
+    input: usdPerMillion,
+    output: usdPerMillion,
+    cacheWrite: usdPerMillion.optional(),
+    cacheRead: usdPerMillion.optional(),
+  }),
+);
+
+/**
+ * `modelPrices`: USD per million tokens per model name prefix, e.g.
+ * `{"my-model": {"input": 3, "output": 15, "cacheWrite": 3.75, "cacheRead": 0.3}}`. Without
+ * `cacheWrite` and `cacheRead`, a cache write costs 1.25 times the input price and a read a tenth
+ * of it, as on Anthropic's price list. A malformed entry stops the job at start: a wrong price
+ * would make a budget stop too early or too late.
+ */
+function parseModelPrices(raw: unknown, file: string): ModelPricesEntry[] {
+  const parsed = modelPricesSchema.safeParse(raw);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map(
+      (issue) => `modelPrices${issue.path.map((part) => `.${String(part)}`).join('')}: ${issue.message}`,
+    );
+    throw new Error(
+      `${formatProblems(file, problems)}\nWrite it as {"modelPrices": {"<model name or prefix>": {"input": 3, "output": 15}}} (USD per million tokens; "cacheWrite" and "cacheRead" are optional).`,
+    );
+  }
+  return Object.entries(parsed.data).map(([prefix, prices]) => ({
+    prefix,
+    input: prices.input,
+    output: prices.output,
+    cacheWrite: prices.cacheWrite ?? prices.input * DEFAULT_CACHE_WRITE_FACTOR,
+    cacheRead: prices.cacheRead ?? prices.input * DEFAULT_CACHE_READ_FACTOR,
+  }));
 }
 
 function formatProblems(file: string, problems: string[]): string {

@@ -30,6 +30,12 @@ export interface ScriptedModelServerOptions {
   host?: string;
   /** Milliseconds since the epoch, for prompt-cache expiry; default `Date.now`. */
   now?: () => number;
+  /**
+   * Told of each streamed frame after the opening ones (`message_start`, `ping`) as soon as it is
+   * handed to the socket, with the turn it answers (none for a compaction): a benchmark stamps
+   * when each text delta leaves the server with it.
+   */
+  onStreamFrame?: (frame: string, turn: number | undefined) => void;
 }
 
 /** A recorded request's classification, before it is answered. */
@@ -64,9 +70,17 @@ export class ScriptedModelServer {
   private readonly inFlight = new Set<AbortController>();
   private readonly waiters = new Waiters();
   private closing: Promise<void> | undefined;
+  private readonly onStreamFrame: ScriptedModelServerOptions['onStreamFrame'];
 
-  private constructor(session: ScriptedSession, server: Server, url: string, now: () => number) {
+  private constructor(
+    session: ScriptedSession,
+    server: Server,
+    url: string,
+    now: () => number,
+    onStreamFrame?: ScriptedModelServerOptions['onStreamFrame'],
+  ) {
     this.session = session;
+    this.onStreamFrame = onStreamFrame;
     this.server = server;
     this.url = url;
     this.cache = new PromptCache(now, session.cacheTtlMs);
@@ -96,7 +110,13 @@ export class ScriptedModelServer {
     // Nobody can know the port before start() resolves, so no connection predates the instance.
     const address = server.address() as AddressInfo;
     const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-    return new ScriptedModelServer(checked, server, `http://${urlHost}:${address.port}`, opts.now ?? Date.now);
+    return new ScriptedModelServer(
+      checked,
+      server,
+      `http://${urlHost}:${address.port}`,
+      opts.now ?? Date.now,
+      opts.onStreamFrame,
+    );
   }
 
   /**
@@ -364,6 +384,7 @@ export class ScriptedModelServer {
     for (const frame of plan.body) {
       if (!(await sleep(delayMs, ex.signal))) return;
       if (!(await writeChunk(ex.res, frame, ex.signal))) return;
+      this.onStreamFrame?.(frame, streamTurn);
     }
     if (plan.finish === 'drop') {
       if (await sleep(delayMs, ex.signal)) ex.res.destroy();

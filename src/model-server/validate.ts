@@ -1,8 +1,8 @@
 /**
  * The request checks the real Messages API enforces and that an agent loop can get wrong:
  * empty messages, empty or blank text, trailing whitespace at the end of a final assistant
- * message, tool_use ids (pattern, uniqueness), tool_use / tool_result pairing and placement,
- * `tool_choice` (and forced tool use with thinking), and cache_control (shape, TTL order, limit).
+ * message, tool_use ids (pattern, uniqueness), thinking signatures, tool_use / tool_result pairing
+ * and placement, `tool_choice` (and forced tool use with thinking), and cache_control (shape, TTL order, limit).
  *
  * Messages follow the API's wording (as seen in its 400 responses) so a test failure reads like
  * the production failure it predicts. Each check returns the first problem found, or undefined.
@@ -44,6 +44,7 @@ export function validateMessagesRequest(body: unknown): string | undefined {
     checkEmptyText(body) ??
     checkFinalAssistantWhitespace(body.messages as Json[]) ??
     checkToolUseBlocks(body.messages as Json[]) ??
+    checkThinkingBlocks(body.messages as Json[]) ??
     checkToolPairing(groupTurns(body.messages as Json[])) ??
     checkCacheControl(body)
   );
@@ -143,6 +144,22 @@ function checkToolUseBlocks(messages: Json[]): string | undefined {
         return `messages.${i}.content.${j}.tool_use.input: Input should be a valid dictionary`;
       if (seen.has(block.id)) return `messages.${i}.content.${j}: \`tool_use\` ids must be unique`;
       seen.add(block.id);
+    }
+  }
+  return undefined;
+}
+
+/** Thinking sent back must carry the signature the API gave it (a reply cut mid-thought has none). */
+function checkThinkingBlocks(messages: Json[]): string | undefined {
+  for (const [i, message] of messages.entries()) {
+    if (message.role !== 'assistant' || !Array.isArray(message.content)) continue;
+    for (const [j, block] of (message.content as Json[]).entries()) {
+      if (block.type !== 'thinking') continue;
+      if (typeof block.thinking !== 'string') return `messages.${i}.content.${j}.thinking.thinking: Field required`;
+      if (block.signature === undefined) return `messages.${i}.content.${j}.thinking.signature: Field required`;
+      if (typeof block.signature !== 'string' || block.signature === '') {
+        return `messages.${i}.content.${j}: Invalid \`signature\` in \`thinking\` block`;
+      }
     }
   }
   return undefined;

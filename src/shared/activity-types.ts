@@ -1,6 +1,7 @@
 import type { FileStateUpdate, ReadFileStates } from './file-state';
 import type { AssistantMessage, ToolUseBlock, Usage } from './messages';
 import type { PermissionMode, PermissionRules } from './permissions';
+import type { ModelPricesEntry } from './pricing';
 import type { JobSandbox } from './sandbox';
 import type { SettingSource, SettingsLayer } from './settings-trust';
 import type { ContentRef, PendingUserMessage, TranscriptRef } from './transcript';
@@ -28,6 +29,26 @@ export interface CallModelInput {
   workspace?: string;
   /** Phase 1's microcompact: which old tool results go out cleared (absent in older jobs: none). */
   context?: MicrocompactInput;
+  /** How the call's cost is worked out (absent in older jobs: built-in prices only). */
+  pricing?: CallPricing;
+}
+
+/** Prices from settings for a model call, and whether a call without a known price may run. */
+export interface CallPricing {
+  /** The job's `modelPrices` entries, highest precedence first; the built-in table comes after them. */
+  prices: ModelPricesEntry[];
+  /** Under a budget a call must have a price: without one it fails before anything is sent. */
+  requirePrice: boolean;
+}
+
+/** What a model call (a turn's or a compaction's) reports about itself, besides its reply. */
+export interface CallAccounting {
+  /** What the call cost, in USD; null when no price is known for the model (absent from older workers). */
+  costUsd?: number | null;
+  /** Milliseconds the successful attempt spent on the API (for a compaction, on every summary request). */
+  apiMs?: number;
+  /** Which attempt of the activity answered: 1 unless it was retried. */
+  attempt?: number;
 }
 
 export interface MicrocompactInput {
@@ -60,9 +81,11 @@ export interface CompactInput {
   /** How much of the most recent conversation is kept verbatim after the summary, in tokens. */
   keepRecentTokens: number;
   fallbackAvailable: boolean;
+  /** How the call's cost is worked out (absent in older jobs). */
+  pricing?: CallPricing;
 }
 
-export interface CompactResult {
+export interface CompactResult extends CallAccounting {
   /** The new chain: the summary message and the kept tail (it links back to the compacted chain). */
   transcript: TranscriptRef;
   /** Characters of the next request's system, tools and messages, for the context estimate. */
@@ -77,7 +100,7 @@ export interface CompactResult {
   usage: Usage;
 }
 
-export interface CallModelResult {
+export interface CallModelResult extends CallAccounting {
   /**
    * The reply as kept: without a tool_use cut off by the end of the reply (see
    * `truncatedToolUse`), without blank text blocks, and on `refusal` without any tool_use. Every
@@ -207,5 +230,10 @@ export const MODEL_FAILURE_TYPES = {
   /** The summary call answered, but with nothing usable as a summary. */
   compactionFailed: 'compaction_failed',
   configuration: 'configuration',
+  /**
+   * The worker that took the call has no model credentials: a condition of that worker, not of
+   * the job. The job waits for a worker that has them (model-phase.ts), it never fails for it.
+   */
+  noCredentials: 'no_model_credentials',
 } as const;
 export type ModelFailureType = (typeof MODEL_FAILURE_TYPES)[keyof typeof MODEL_FAILURE_TYPES];

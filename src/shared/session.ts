@@ -1,6 +1,6 @@
 import type { ReadFileStates } from './file-state';
 import { emptyUsage } from './messages';
-import type { Usage } from './messages';
+import type { Message, Usage } from './messages';
 import type { PermissionContext, PermissionMode } from './permissions';
 import type { HooksConfig } from './hooks';
 import type { JobSandbox } from './sandbox';
@@ -9,6 +9,7 @@ import type { ContextReport, SandboxReport } from './terminal';
 import type { TodoItem } from './tools/todo-write';
 import type { ContextState } from './context/context-state';
 import type { ModelLimitsEntry } from './context/model-limits';
+import type { ModelPricesEntry, ModelUsage } from './pricing';
 import type { Denial, Terminal, Transition, TransitionCounts } from './terminal';
 import { emptyTranscript } from './transcript';
 import type { ContentRef, PendingUserMessage, TranscriptRef } from './transcript';
@@ -46,7 +47,14 @@ export interface SessionInput {
   fallbackModels?: string[];
   /** Context window and output limit per model prefix, over the built-in table (settings `modelLimits`). */
   modelLimits?: ModelLimitsEntry[];
+  /** USD per million tokens per model prefix, over the built-in table (settings `modelPrices`). */
+  modelPrices?: ModelPricesEntry[];
   maxTurns?: number;
+  /**
+   * `--max-budget-usd`: no model call starts once the job has cost this much, so it ends at most
+   * one call over (Terminal `budget_exhausted`).
+   */
+  maxBudgetUsd?: number;
   /** Output token limit of one model call before max-output recovery escalates it. */
   maxTokens?: number;
   appendSystemPrompt?: string;
@@ -64,7 +72,25 @@ export interface SessionInput {
   settingSources?: SettingSource[];
   /** Set only by continue-as-new: the State and bookkeeping to carry over. */
   resume?: ResumeState;
+  /**
+   * `run --resume <id>` and `--resume-from FILE`: the conversation this job continues; the prompt
+   * joins it as the next user message. Read once, at the start of the job.
+   */
+  resumeFrom?: ResumeFrom;
 }
+
+/** The conversation a new job continues: in the store, or (small, from a file) in the input. */
+export interface ResumeFrom {
+  /** Where it came from, for the job's events: `job <id>` or the file's path. */
+  source: string;
+  /** A finished job's transcript, or one the CLI wrote into the store from a file. */
+  transcript?: TranscriptRef;
+  /** A conversation small enough to travel in the input itself (see `MAX_INLINE_RESUME_CHARS`). */
+  messages?: Message[];
+}
+
+/** The most a resumed conversation may take inline in a job's input (256 KiB of JSON). */
+export const MAX_INLINE_RESUME_CHARS = 256 * 1024;
 
 /** Permission settings given when the job starts; the workspace's `.claude/settings*.json` add to them. */
 export interface SessionPermissions {
@@ -83,6 +109,8 @@ export interface SessionPermissions {
   approvalTimeoutMs?: number;
   /** What an unanswered approval becomes when the timeout passes. */
   onApprovalTimeout?: 'deny' | 'allow';
+  /** Where `mode` came from when the CLI chose it (the headless default), not `--permission-mode`. */
+  modeSource?: string;
 }
 
 /** The seed's loop State, as plain data: replaced whole at every transition. */
@@ -114,6 +142,14 @@ export interface State {
   context?: ContextState;
   /** How often each transition happened in this job, autocompact and microcompact included. */
   transitionCounts?: TransitionCounts;
+  /** Usage and cost per model, compaction calls included (absent in older States). */
+  modelUsage?: ModelUsage;
+  /** Milliseconds the model calls that answered spent on the API (absent in older States). */
+  durationApiMs?: number;
+  /** Model call attempts beyond the first, of calls that answered (absent in older States). */
+  modelRetries?: number;
+  /** Workflow time the job started, in ms since the epoch (absent in older States). */
+  startedAtMs?: number;
 }
 
 export interface ResumeState {
@@ -131,6 +167,8 @@ export interface ResumeState {
   hooksReport?: HooksReport;
   /** Model limits from the job and its settings, resolved at start. */
   modelLimits?: ModelLimitsEntry[];
+  /** Model prices from the job and its settings, resolved at start. */
+  modelPrices?: ModelPricesEntry[];
   maxTurns: number | undefined;
   inbox: string[];
   events: SessionEvent[];
@@ -164,6 +202,8 @@ export const SESSION_PHASES = [
   'running_hooks',
   // Summarising the conversation to keep it within the model's context window.
   'compacting',
+  // The worker that took the model call has no credentials; the job asks again until one has.
+  'waiting_for_credentials',
   'finished',
 ] as const;
 export type SessionPhase = (typeof SESSION_PHASES)[number];
@@ -190,6 +230,12 @@ export interface SessionSnapshot {
   hooks?: HooksReport;
   transitions?: TransitionCounts;
   usage: Usage;
+  /** The job's cost so far in USD; null when a model it used has no known price. */
+  totalCostUsd?: number | null;
+  /** Usage and cost per model. */
+  modelUsage?: ModelUsage;
+  /** The job's `--max-budget-usd`. */
+  maxBudgetUsd?: number;
   queuedUserMessages: number;
   abortRequested: boolean;
   events: SessionEvent[];

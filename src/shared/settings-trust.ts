@@ -8,6 +8,7 @@
  */
 import { mergeRules } from './permissions';
 import type { ModelLimitsEntry } from './context/model-limits';
+import type { ModelPricesEntry } from './pricing';
 import type { HooksConfig } from './hooks';
 import type { SandboxSettings, SandboxSettingsLayer } from './sandbox';
 import type { PermissionContext, PermissionMode, PermissionRules, RuleList } from './permissions';
@@ -30,6 +31,8 @@ export interface SettingsLayer {
   hooks?: HooksConfig;
   /** The file's `modelLimits`: context window and output limit per model prefix. */
   modelLimits?: ModelLimitsEntry[];
+  /** The file's `modelPrices`: USD per million tokens per model prefix. */
+  modelPrices?: ModelPricesEntry[];
 }
 
 /** What the job's own start options say (CLI flags), the most trusted layer. */
@@ -41,6 +44,8 @@ export interface OwnPermissions {
   additionalDirectories?: string[];
   /** A run nobody vets the workspace for (CI): workspace files may only add deny and ask rules. */
   restrictWorkspace?: boolean;
+  /** Where `mode` came from when not `--permission-mode` (e.g. the headless default). */
+  modeSource?: string;
 }
 
 /** A rule in force and the place it came from, for `status` and the Terminal. */
@@ -123,10 +128,10 @@ export function resolvePermissions(args: {
 
   if (own?.mode !== undefined) {
     if (modeSource !== 'built-in default' && own.mode !== mode) {
-      ignored.push(`${modeSource} "${mode}": --permission-mode ${own.mode} was given`);
+      ignored.push(`${modeSource} "${mode}": ${own.modeSource ?? `--permission-mode ${own.mode} was given`}`);
     }
     mode = own.mode;
-    modeSource = '--permission-mode';
+    modeSource = own.modeSource ?? '--permission-mode';
   }
   for (const list of ['allow', 'ask', 'deny'] as const) {
     for (const rule of own?.[list] ?? []) origins.push({ list, rule, source: `--${list}` });

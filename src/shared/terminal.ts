@@ -1,4 +1,5 @@
 import type { Usage } from './messages';
+import type { ModelUsage } from './pricing';
 import type { PermissionSummary } from './settings-trust';
 import type { TodoItem } from './tools/todo-write';
 
@@ -66,7 +67,26 @@ export interface ContextReport {
 export interface Denial {
   toolUseId: string;
   toolName: string;
+  /** The call's input, each text field cut at `DENIAL_INPUT_CHARS` (absent on older jobs). */
+  toolInput?: Record<string, unknown>;
   reason: string;
+}
+
+/** How much of each text field of a denied call's input the Terminal keeps. */
+export const DENIAL_INPUT_CHARS = 2_000;
+
+/** A denied call's input as the Terminal lists it: long text fields cut, so a denied Write stays small. */
+export function denialInput(input: unknown): Record<string, unknown> {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) return {};
+  const kept: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(input as Record<string, unknown>)) {
+    if (typeof value === 'string' && value.length > DENIAL_INPUT_CHARS) {
+      kept[field] = `${value.slice(0, DENIAL_INPUT_CHARS)}… [${value.length - DENIAL_INPUT_CHARS} more characters]`;
+    } else if (typeof value === 'object' && value !== null && JSON.stringify(value).length > DENIAL_INPUT_CHARS) {
+      kept[field] = `${JSON.stringify(value).slice(0, DENIAL_INPUT_CHARS)}… [cut]`;
+    } else kept[field] = value;
+  }
+  return kept;
 }
 
 /** The result of an `agentSession` workflow: what `query()` returns in the seed, plus accounting. */
@@ -94,6 +114,18 @@ export interface Terminal {
   context?: ContextReport;
   /** How often each transition happened (`next_turn`, `autocompact`, `fallback_model`, ...). */
   transitions?: TransitionCounts;
+  /** What the job cost in USD, compactions included; null when a model it used has no known price. */
+  totalCostUsd?: number | null;
+  /** Usage and cost per model, as Claude Code's `modelUsage`. */
+  modelUsage?: ModelUsage;
+  /** The job's `--max-budget-usd`, if it had one. */
+  maxBudgetUsd?: number;
+  /** Workflow time from the job's start to its end, across continue-as-new. */
+  durationMs?: number;
+  /** Time the model calls that answered spent on the API (each call's successful attempt). */
+  durationApiMs?: number;
+  /** Model call attempts beyond the first (a crash, a 529, a stalled stream), of calls that answered. */
+  modelRetries?: number;
 }
 
 /** The sandbox as `status` and the Terminal show it. */

@@ -1,5 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
+import os from 'node:os';
 import { ApplicationFailure } from '@temporalio/common';
+import { MODEL_FAILURE_TYPES } from '../shared/activity-types';
 
 /**
  * The Anthropic client the worker's model calls use, built from its environment
@@ -13,11 +15,14 @@ export function anthropicFromEnv(env: NodeJS.ProcessEnv = process.env): () => An
     const apiKey = env.ANTHROPIC_API_KEY?.trim();
     const authToken = env.ANTHROPIC_AUTH_TOKEN?.trim();
     if (!apiKey && !authToken) {
+      // Not retried here: the workflow waits and asks again, for as long as it takes a worker
+      // with credentials to come (a retry policy would give up after its attempts).
       throw ApplicationFailure.create({
         message:
-          'The worker has no ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN). Set it in the environment of ' +
-          '`durable-agent worker` and restart the worker.',
-        type: 'configuration',
+          `the worker on ${os.hostname()} (pid ${process.pid}) has no ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN): ` +
+          'start `durable-agent worker` with it set, or run any durable-agent command from a shell that has it ' +
+          '(the embedded background worker is then restarted with it)',
+        type: MODEL_FAILURE_TYPES.noCredentials,
         nonRetryable: true,
       });
     }

@@ -34,6 +34,21 @@ export async function bundleWorkflows(): Promise<WorkflowBundleWithSourceMap> {
 
 let bundlePromise: Promise<WorkflowBundleWithSourceMap> | undefined;
 
+/**
+ * The longest a heartbeat waits in the worker before it is sent to the server. Temporal's default
+ * holds heartbeats back for 0.8 x the heartbeat timeout (48 s for a model call), so the server,
+ * and anyone watching the job, would see a streaming reply only when it ended, and a cancellation
+ * (abort) would reach a running Bash only with its next heartbeat that got through.
+ *
+ * At 0.5 s a streamed reply shows in `durable-agent tail` within about a second, and an abort
+ * reaches Bash (which heartbeats every 2 s) within 2 s. The cost: an activity that heartbeats often
+ * sends at most 2 RecordActivityTaskHeartbeat calls a second (a streaming model call: 2 a second
+ * while text arrives, 1 every 5 s while the model thinks; Bash: 1 every 2 s), so a worker with all
+ * 32 activity slots busy sends at most 64 a second. On Temporal Cloud each heartbeat that reaches
+ * the server is a billable action: about 2 per second of streamed reply.
+ */
+export const HEARTBEAT_THROTTLE_MS = 500;
+
 /** A worker that runs `agentSession` workflows and their activities. */
 export async function createWorker(options: WorkerOptions): Promise<Worker> {
   // Compiled code uses the bundle built beside it; TypeScript run from source (tests, ts-node)
@@ -54,6 +69,8 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     ...(options.identity ? { identity: options.identity } : {}),
     // Tools and model calls wait on the network and child processes, not the CPU.
     maxConcurrentActivityTaskExecutions: 32,
+    maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE_MS,
+    defaultHeartbeatThrottleInterval: HEARTBEAT_THROTTLE_MS,
   });
 }
 

@@ -1,16 +1,19 @@
 import { proxyActivities } from '@temporalio/workflow';
+import type { ActivityOptions } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import { hookTimeoutSec } from '../shared/hooks';
 import type { SessionTimeouts } from '../shared/session';
+import { activitySummary, toolCallLabel } from './progress-details';
 
 type Activities = ReturnType<typeof createActivities>;
 
 /**
- * Activity stubs with this session's timeouts. Tool calls get one stub per `tool_use_id` so the
- * activity id names the call (and shows up as such in the Temporal UI and history).
+ * Activity stubs with this session's timeouts. Every call gets a summary naming its turn and what
+ * it does (`turn 3 · Read src/auth/login.ts`), which the Temporal UI shows on the activity. Tool
+ * calls get one stub per `tool_use_id` so the activity id names the call too.
  */
-export function sessionActivities(timeouts: SessionTimeouts) {
-  const model = proxyActivities<Pick<Activities, 'callModel'>>({
+export function sessionActivities(timeouts: SessionTimeouts, turn: () => number = () => 0) {
+  const modelOptions: ActivityOptions = {
     startToCloseTimeout: timeouts.modelStartToCloseMs,
     heartbeatTimeout: timeouts.modelHeartbeatMs,
     retry: {
@@ -19,10 +22,10 @@ export function sessionActivities(timeouts: SessionTimeouts) {
       maximumInterval: 60_000,
       maximumAttempts: timeouts.modelRetryMaxAttempts,
     },
-  });
+  };
   // A compaction is a model call like any other, but fewer attempts: the loop counts a failed
   // compaction and goes on without it rather than waiting out twenty retries.
-  const compaction = proxyActivities<Pick<Activities, 'compactConversation'>>({
+  const compactionOptions: ActivityOptions = {
     startToCloseTimeout: timeouts.modelStartToCloseMs,
     heartbeatTimeout: timeouts.modelHeartbeatMs,
     retry: {
@@ -33,16 +36,22 @@ export function sessionActivities(timeouts: SessionTimeouts) {
       // A reply with no summary in it is the model's answer, not a passing fault: count it, move on.
       nonRetryableErrorTypes: ['prompt_too_long', 'compaction_failed'],
     },
-  });
-  const local = proxyActivities<
-    Pick<Activities, 'buildSystemPrompt' | 'commitTranscript' | 'loadPermissionSettings' | 'loadSettings'>
-  >({
+  };
+  const localOptions: ActivityOptions = {
     startToCloseTimeout: 60_000,
     retry: { initialInterval: 1_000, maximumAttempts: 10 },
-  });
-  const toolStub = (toolUseId: string) =>
+  };
+  const local = (what: string) =>
+    proxyActivities<
+      Pick<
+        Activities,
+        'buildSystemPrompt' | 'commitTranscript' | 'loadPermissionSettings' | 'loadSettings' | 'seedConversation'
+      >
+    >({ ...localOptions, summary: what });
+  const toolStub = (input: Parameters<Activities['runTool']>[0]) =>
     proxyActivities<Pick<Activities, 'runTool'>>({
-      activityId: `tool-${toolUseId}`,
+      activityId: `tool-${input.toolUse.id}`,
+      summary: activitySummary(turn(), toolCallLabel(input.toolUse, input.workspace)),
       // Bash may run for ten minutes; the heartbeat, not this, detects a dead worker.
       startToCloseTimeout: 20 * 60_000,
       heartbeatTimeout: timeouts.toolHeartbeatMs,
@@ -52,21 +61,43 @@ export function sessionActivities(timeouts: SessionTimeouts) {
   const hookStub = (key: string, input: Parameters<Activities['runHooks']>[0]) =>
     proxyActivities<Pick<Activities, 'runHooks'>>({
       activityId: `hook-${key}`,
+      summary: activitySummary(turn(), hookLabel(input)),
       startToCloseTimeout: Math.max(...input.hooks.map((hook) => hookTimeoutSec(hook))) * 1000 + 60_000,
       heartbeatTimeout: timeouts.toolHeartbeatMs,
       // A retry runs the hooks again; that only happens when a worker died mid-run.
       retry: { initialInterval: 1_000, maximumAttempts: 3 },
     });
+  const setup = (what: string) => `setup · ${what}`;
   return {
-    callModel: model.callModel,
-    compactConversation: compaction.compactConversation,
-    buildSystemPrompt: local.buildSystemPrompt,
-    commitTranscript: local.commitTranscript,
-    loadPermissionSettings: local.loadPermissionSettings,
-    loadSettings: local.loadSettings,
-    runTool: (...args: Parameters<Activities['runTool']>) => toolStub(args[0].toolUse.id).runTool(...args),
+    callModel: (input: Parameters<Activities['callModel']>[0]) =>
+      proxyActivities<Pick<Activities, 'callModel'>>({
+        ...modelOptions,
+        summary: activitySummary(turn(), `model ${input.model}`),
+      }).callModel(input),
+    compactConversation: (input: Parameters<Activities['compactConversation']>[0]) =>
+      proxyActivities<Pick<Activities, 'compactConversation'>>({
+        ...compactionOptions,
+        summary: activitySummary(turn(), `compact (${input.trigger}) · model ${input.model}`),
+      }).compactConversation(input),
+    buildSystemPrompt: (input: Parameters<Activities['buildSystemPrompt']>[0]) =>
+      local(setup('system prompt')).buildSystemPrompt(input),
+    commitTranscript: (input: Parameters<Activities['commitTranscript']>[0]) =>
+      local(activitySummary(turn(), 'save the transcript')).commitTranscript(input),
+    loadPermissionSettings: (input: Parameters<Activities['loadPermissionSettings']>[0]) =>
+      local(setup('permission settings')).loadPermissionSettings(input),
+    loadSettings: (input: Parameters<Activities['loadSettings']>[0]) => local(setup('settings')).loadSettings(input),
+    seedConversation: (input: Parameters<Activities['seedConversation']>[0]) =>
+      local(setup('resumed conversation')).seedConversation(input),
+    runTool: (input: Parameters<Activities['runTool']>[0]) => toolStub(input).runTool(input),
     runHooks: (input: Parameters<Activities['runHooks']>[0], key: string) => hookStub(key, input).runHooks(input),
   };
+}
+
+/** A hook activity in a few words: the event, and the tool it is about. */
+function hookLabel(input: Parameters<Activities['runHooks']>[0]): string {
+  const tool = input.stdin.tool_name;
+  const count = input.hooks.length === 1 ? '' : ` (${input.hooks.length} hooks)`;
+  return `hook ${input.event}${typeof tool === 'string' ? ` ${tool}` : ''}${count}`;
 }
 
 export type SessionActivities = ReturnType<typeof sessionActivities>;

@@ -25,9 +25,18 @@ import {
   thresholdsFor,
   withTurnBudget,
 } from './context-phase';
+import {
+  budgetExhausted,
+  COST_BUDGET_PATCH,
+  costReport,
+  durationOf,
+  stoppedBeforeTurn,
+  withCallCost,
+} from './cost-budget';
 import { finish, setupFailed } from './finish';
 import { hookRunner, stopHooks } from './hooks-phase';
 import { callModelPhase, contextAfterReply } from './model-phase';
+import { RESUME_FROM_PATCH, seededState } from './resume-from';
 import { prepareSession } from './session';
 import type { Session } from './session';
 import { SessionControl } from './session-control';
@@ -50,9 +59,10 @@ const MAX_CONSECUTIVE_PAUSES = 10;
  */
 export async function agentSession(input: SessionInput): Promise<Terminal> {
   const timeouts = { ...DEFAULT_SESSION_TIMEOUTS, ...input.timeouts };
-  const activities = sessionActivities(timeouts);
   // A State carried over by an older version of this workflow may lack newer fields.
   let state: State = input.resume ? { ...initialState(input), ...input.resume.state } : initialState(input);
+  // Each activity's summary names the turn it belongs to.
+  const activities = sessionActivities(timeouts, () => state.turnCount);
   const control = new SessionControl(input.maxTurns, input.resume, () => state);
   control.install();
 
@@ -65,6 +75,18 @@ export async function agentSession(input: SessionInput): Promise<Terminal> {
   // Jobs recorded before the pipeline never compacted; their histories replay without it.
   session.contextPipeline = patched(CONTEXT_PIPELINE_PATCH);
   if (session.contextPipeline) control.describeContext = (current) => contextReport(session, current);
+  // Jobs recorded before cost counting neither priced their calls nor kept a budget.
+  session.costBudget = patched(COST_BUDGET_PATCH);
+  if (session.costBudget) {
+    control.describeCost = (current) => costReport(session, current);
+    if (state.startedAtMs === undefined) state = { ...state, startedAtMs: info.startTime.getTime() };
+  }
+  // Only jobs that continue a conversation take this path, so every older history replays as it was.
+  if (input.resumeFrom && !input.resume && patched(RESUME_FROM_PATCH)) {
+    const seeded = await seededState(session, state);
+    if (seeded.kind === 'failed') return setupFailed(control, state, seeded.detail);
+    state = seeded.state;
+  }
   if (session.hooksConfig) {
     session.hooks = hookRunner({
       config: session.hooksConfig,
@@ -79,6 +101,8 @@ export async function agentSession(input: SessionInput): Promise<Terminal> {
   const ending = (ended: State) => ({
     ...(ended.transitionCounts ? { transitions: ended.transitionCounts } : {}),
     ...(session.contextPipeline ? { context: contextReport(session, ended) } : {}),
+    ...costReport(session, ended),
+    ...durationOf(session, ended),
   });
 
   try {
@@ -99,6 +123,8 @@ export async function agentSession(input: SessionInput): Promise<Terminal> {
           ...input,
           // The prompt is in the transcript; the next run starts from the State, not from it.
           ...(session.contextPipeline ? { prompt: '' } : {}),
+          // The resumed conversation is in the transcript now; a next run need not carry it.
+          ...(input.resumeFrom ? { resumeFrom: undefined } : {}),
           resume: {
             state,
             systemPromptRef: session.systemPromptRef,
@@ -106,6 +132,7 @@ export async function agentSession(input: SessionInput): Promise<Terminal> {
             ...(session.sandbox ? { sandbox: session.sandbox } : {}),
             ...(session.hooksConfig ? { hooks: session.hooksConfig } : {}),
             ...(session.modelLimits.length ? { modelLimits: session.modelLimits } : {}),
+            ...(session.modelPrices.length ? { modelPrices: session.modelPrices } : {}),
             ...control.carryOver(),
           },
         });
@@ -122,6 +149,9 @@ export async function agentSession(input: SessionInput): Promise<Terminal> {
 /** One iteration of the seed's `while (true)`. */
 async function runTurn(session: Session, state: State): Promise<TurnStep> {
   const { control } = session;
+  // Before anything of the turn, so input queued for it is reported as not sent.
+  const spent = budgetExhausted(session, state, `turn ${state.turnCount}'s model call`);
+  if (spent) return { kind: 'terminal', state: stoppedBeforeTurn(state), reason: 'budget_exhausted', detail: spent };
   state = withQueuedUserInput(session, state);
 
   // Phase 1: keep the context within the model's window.
@@ -133,6 +163,11 @@ async function runTurn(session: Session, state: State): Promise<TurnStep> {
     }
     state = prepared.state;
     microcompact = prepared.microcompact;
+    // An autocompact is a model call too: the turn's own call must not start past the budget.
+    const compacted = budgetExhausted(session, state, `turn ${state.turnCount}'s model call after compacting`);
+    if (compacted) {
+      return { kind: 'terminal', state: stoppedBeforeTurn(state), reason: 'budget_exhausted', detail: compacted };
+    }
   }
 
   // Phase 2: the model call.
@@ -167,6 +202,7 @@ async function runTurn(session: Session, state: State): Promise<TurnStep> {
     transcript: reply.transcript,
     pending: [],
     usage: addUsage(state.usage, reply.usage),
+    ...withCallCost(session, state, state.model, reply),
     lastAssistantText: text || state.lastAssistantText,
     ...(session.contextPipeline ? contextAfterReply(state, reply) : {}),
   };

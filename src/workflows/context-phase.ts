@@ -18,6 +18,8 @@ import type { ContextThresholds } from '../shared/context/model-limits';
 import type { State } from '../shared/session';
 import type { ContextReport, TransitionCounts } from '../shared/terminal';
 import type { PendingBlock } from '../shared/transcript';
+import { budgetExhausted, callPricing, withCallCost } from './cost-budget';
+import { withModelCredentials } from './model-credentials';
 import type { Session } from './session';
 import type { TurnStep } from './turn-step';
 
@@ -118,23 +120,26 @@ export async function compact(
   const phaseBefore = control.phase;
   control.phase = 'compacting';
   try {
-    const result = await control.runAbortable(() =>
-      activities.compactConversation({
-        sessionKey: session.sessionKey,
-        transcript: state.transcript,
-        append: state.pending,
-        systemPromptRef: session.systemPromptRef,
-        model: state.model,
-        tools: session.tools,
-        workspace: session.input.workspace,
-        clearedBefore: context.clearedBefore,
-        trigger,
-        contextWindow: thresholds.contextWindow,
-        tokensPerChar: tokensPerChar(context),
-        maxSummaryTokens: Math.min(MAX_OUTPUT_RESERVE_TOKENS, thresholds.maxOutputTokens),
-        keepRecentTokens: Math.min(KEPT_TAIL_MAX_TOKENS, Math.floor(thresholds.autocompactAt * KEPT_TAIL_SHARE)),
-        fallbackAvailable: false,
-      }),
+    const result = await withModelCredentials(control, state.turnCount, () =>
+      control.runAbortable(() =>
+        activities.compactConversation({
+          sessionKey: session.sessionKey,
+          transcript: state.transcript,
+          append: state.pending,
+          systemPromptRef: session.systemPromptRef,
+          model: state.model,
+          tools: session.tools,
+          workspace: session.input.workspace,
+          clearedBefore: context.clearedBefore,
+          trigger,
+          contextWindow: thresholds.contextWindow,
+          tokensPerChar: tokensPerChar(context),
+          maxSummaryTokens: Math.min(MAX_OUTPUT_RESERVE_TOKENS, thresholds.maxOutputTokens),
+          keepRecentTokens: Math.min(KEPT_TAIL_MAX_TOKENS, Math.floor(thresholds.autocompactAt * KEPT_TAIL_SHARE)),
+          fallbackAvailable: false,
+          ...callPricing(session),
+        }),
+      ),
     );
     const after = afterCompaction(context, { chars: result.requestChars, turn: state.turnCount });
     const tokens = estimateContextTokens(after.context, 0);
@@ -154,6 +159,7 @@ export async function compact(
       transcript: result.transcript,
       pending: [],
       usage: addUsage(state.usage, result.usage),
+      ...withCallCost(session, state, state.model, result),
       context: after.context,
     };
     return { kind: 'compacted', state: counted(compacted, trigger === 'auto' ? 'autocompact' : 'reactive_compact') };
@@ -234,6 +240,8 @@ export async function reactiveCompact(
       'or correct the window with "modelLimits" in settings if it is wrong',
   });
   if (context.reactiveTurn === state.turnCount) return giveUp('compacting it once already did not help');
+  const spent = budgetExhausted(session, state, 'the compaction this prompt needs');
+  if (spent) return { kind: 'terminal', state, reason: 'budget_exhausted', detail: `${detail}; ${spent}` };
   const compacted = await compact(session, state, 'reactive', estimate);
   if (compacted.kind === 'aborted') {
     return { kind: 'terminal', state, reason: 'aborted_streaming', detail: session.control.abortDetail };

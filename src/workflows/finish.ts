@@ -3,6 +3,10 @@ import type { State } from '../shared/session';
 import type { Terminal, TerminalReason } from '../shared/terminal';
 import type { SessionActivities } from './activity-proxies';
 import type { SessionControl } from './session-control';
+import { publishOutcome } from './search-attributes';
+
+/** What the loop adds about cost and time (see `cost-budget.ts`). */
+type CostFields = 'totalCostUsd' | 'modelUsage' | 'maxBudgetUsd' | 'durationMs' | 'durationApiMs' | 'modelRetries';
 
 /** Every exit goes through here: pending messages are written to the transcript, then the Terminal. */
 export async function finish(
@@ -11,7 +15,7 @@ export async function finish(
   state: State,
   reason: TerminalReason,
   detail?: string,
-  extra: Pick<Terminal, 'context' | 'transitions'> = {},
+  extra: Pick<Terminal, 'context' | 'transitions' | CostFields> = {},
 ): Promise<Terminal> {
   const unsent = control.inbox.length;
   const transcript =
@@ -57,9 +61,11 @@ export function setupFailed(control: SessionControl, state: State, detail: strin
 }
 
 function publish(control: SessionControl, state: State, terminal: Terminal): Terminal {
-  control.phase = 'finished';
+  // The Terminal first, so the current details the phase change publishes name the outcome.
   control.terminal = terminal;
   control.showTurnState(state);
+  control.phase = 'finished';
+  publishOutcome(terminal);
   const detail = terminal.detail ? ` (${terminal.detail})` : '';
   control.record({ turn: state.turnCount, kind: 'notice', text: `terminal: ${terminal.reason}${detail}` });
   return terminal;

@@ -5,6 +5,8 @@ import { afterModelCall } from '../shared/context/context-state';
 import type { State } from '../shared/session';
 import type { TerminalReason } from '../shared/terminal';
 import { contextOf } from './context-phase';
+import { callPricing } from './cost-budget';
+import { withModelCredentials } from './model-credentials';
 import type { Session } from './session';
 
 /** How a model call ended, as the loop needs to know it. */
@@ -24,18 +26,21 @@ export async function callModelPhase(
   const { control, activities } = session;
   const fallback = nextFallbackModel(session, state);
   try {
-    const reply = await control.runAbortable(() =>
-      activities.callModel({
-        sessionKey: session.sessionKey,
-        transcript: state.transcript,
-        append: state.pending,
-        systemPromptRef: session.systemPromptRef,
-        model: state.model,
-        maxTokens: state.maxOutputTokensOverride ?? session.maxTokens,
-        tools: session.tools,
-        fallbackAvailable: fallback !== undefined,
-        ...(microcompact ? { workspace: session.input.workspace, context: microcompact } : {}),
-      }),
+    const reply = await withModelCredentials(control, state.turnCount, () =>
+      control.runAbortable(() =>
+        activities.callModel({
+          sessionKey: session.sessionKey,
+          transcript: state.transcript,
+          append: state.pending,
+          systemPromptRef: session.systemPromptRef,
+          model: state.model,
+          maxTokens: state.maxOutputTokensOverride ?? session.maxTokens,
+          tools: session.tools,
+          fallbackAvailable: fallback !== undefined,
+          ...(microcompact ? { workspace: session.input.workspace, context: microcompact } : {}),
+          ...callPricing(session),
+        }),
+      ),
     );
     return { kind: 'reply', reply };
   } catch (error) {

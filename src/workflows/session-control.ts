@@ -33,6 +33,7 @@ import {
   storeRootsQuery,
   userMessageSignal,
 } from './definitions';
+import { showProgress } from './progress-details';
 import { storeRoots } from './store-roots';
 
 /** How many progress events a job keeps in memory for `status`; older ones are dropped. */
@@ -48,7 +49,7 @@ export class SessionControl {
   maxTurns: number | undefined;
   abortReason: string | undefined;
   readonly inbox: string[];
-  phase: SessionPhase = 'starting';
+  private currentPhase: SessionPhase = 'starting';
   readonly runningTools = new Map<string, string>();
   /**
    * Store references in the inputs of tool calls not finished yet (large fields the model call
@@ -66,6 +67,8 @@ export class SessionControl {
   hooksReport: HooksReport | undefined;
   /** The context as `status` shows it; set by the loop when the context pipeline is on. */
   describeContext: ((state: State) => ContextReport) | undefined;
+  /** Cost so far, budget and model usage as `status` shows them; set by the loop when cost is counted. */
+  describeCost: ((state: State) => Pick<SessionSnapshot, 'totalCostUsd' | 'modelUsage' | 'maxBudgetUsd'>) | undefined;
   private events: SessionEvent[];
   /**
    * The State the loop is working on, when it is newer than the loop's own `state` variable (which
@@ -79,6 +82,24 @@ export class SessionControl {
   private readonly rootScope = CancellationScope.current();
   /** The job's stored system prompt, for `storeRoots`; carried over by continue-as-new, else set at start. */
   private systemPromptRef: ContentRef | undefined;
+
+  /** What the job is doing; every change is shown as the workflow's current details in the UI. */
+  get phase(): SessionPhase {
+    return this.currentPhase;
+  }
+
+  set phase(next: SessionPhase) {
+    this.currentPhase = next;
+    const state = this.turnState ?? this.currentState();
+    showProgress({
+      phase: next,
+      turn: state.turnCount,
+      maxTurns: this.maxTurns,
+      model: state.model,
+      waitingFor: [...this.approvals.values()].filter((e) => e.answer === undefined).map((e) => e.request),
+      ...(this.terminal ? { outcome: this.terminal.reason } : {}),
+    });
+  }
 
   constructor(
     maxTurns: number | undefined,
@@ -249,12 +270,21 @@ export class SessionControl {
       ...(this.hooksReport ? { hooks: this.hooksReport } : {}),
       ...(state.transitionCounts ? { transitions: state.transitionCounts } : {}),
       usage: state.usage,
+      ...(this.describeCost ? costFields(this.describeCost(state)) : {}),
       queuedUserMessages: this.inbox.length,
       abortRequested: this.abortRequested,
       events: this.events.filter((event) => event.seq > sinceSeq),
       terminal: this.terminal,
     };
   }
+}
+
+/** Only the cost fields of the snapshot: the rest of the report is the Terminal's. */
+function costFields(
+  report: Pick<SessionSnapshot, 'totalCostUsd' | 'modelUsage' | 'maxBudgetUsd'>,
+): Pick<SessionSnapshot, 'totalCostUsd' | 'modelUsage' | 'maxBudgetUsd'> {
+  const { totalCostUsd, modelUsage, maxBudgetUsd } = report;
+  return { totalCostUsd, modelUsage, ...(maxBudgetUsd !== undefined ? { maxBudgetUsd } : {}) };
 }
 
 function clip(text: string): string {

@@ -13,6 +13,7 @@ import { resolveHooks, STOP_HOOK_FLAG } from '../shared/hooks';
 import type { HooksConfig } from '../shared/hooks';
 import type { HookRunner } from './hooks-phase';
 import type { ModelLimitsEntry } from '../shared/context/model-limits';
+import type { ModelPricesEntry } from '../shared/pricing';
 
 /** `--stop-hook` runs a test suite: minutes, not the 60 s of a settings hook without a timeout. */
 export const DEFAULT_STOP_HOOK_TIMEOUT_SEC = 600;
@@ -68,6 +69,10 @@ export interface Session {
   hooks: HookRunner | undefined;
   /** Context window and output limit per model prefix: the job's own, then settings (highest precedence first). */
   modelLimits: ModelLimitsEntry[];
+  /** Prices per model prefix: the job's own, then settings (highest precedence first); the built-in table after. */
+  modelPrices: ModelPricesEntry[];
+  /** Cost is counted and `--max-budget-usd` kept (false for runs recorded before either existed). */
+  costBudget: boolean;
 }
 
 export type Prepared = { kind: 'ready'; session: Session } | { kind: 'failed'; detail: string };
@@ -94,6 +99,8 @@ export async function prepareSession(
     hooksConfig: undefined,
     hooks: undefined,
     modelLimits: input.modelLimits ?? [],
+    modelPrices: input.modelPrices ?? [],
+    costBudget: false,
   };
   if (input.resume) {
     return {
@@ -105,6 +112,7 @@ export async function prepareSession(
         sandbox: input.resume.sandbox,
         hooksConfig: input.resume.hooks,
         modelLimits: input.resume.modelLimits ?? base.modelLimits,
+        modelPrices: input.resume.modelPrices ?? base.modelPrices,
       },
     };
   }
@@ -118,6 +126,7 @@ export async function prepareSession(
     let sandbox: JobSandbox | undefined;
     let hooksConfig: HooksConfig | undefined;
     let modelLimits = base.modelLimits;
+    let modelPrices = base.modelPrices;
     if (patched('setting-sources')) {
       // User, project and local settings as Claude Code reads them; what a workspace file may
       // grant is decided here, in replayable code, not in the activity that read the files.
@@ -156,18 +165,25 @@ export async function prepareSession(
       const limitLayers = layers.filter(
         (layer) => layer.source === 'user' || input.permissions?.restrictWorkspace !== true,
       );
+      // Nor make a budget meaningless by pricing the job's model at nothing.
       for (const layer of layers) {
-        if (layer.modelLimits && !limitLayers.includes(layer)) {
-          control.record({
-            turn: 1,
-            kind: 'notice',
-            text: `setting ignored: modelLimits in ${layer.file} (workspace settings in CI)`,
-          });
+        for (const key of ['modelLimits', 'modelPrices'] as const) {
+          if (layer[key] && !limitLayers.includes(layer)) {
+            control.record({
+              turn: 1,
+              kind: 'notice',
+              text: `setting ignored: ${key} in ${layer.file} (workspace settings in CI)`,
+            });
+          }
         }
       }
       modelLimits = [
         ...(input.modelLimits ?? []),
         ...[...limitLayers].reverse().flatMap((layer) => layer.modelLimits ?? []),
+      ];
+      modelPrices = [
+        ...(input.modelPrices ?? []),
+        ...[...limitLayers].reverse().flatMap((layer) => layer.modelPrices ?? []),
       ];
       // Only jobs that have hooks take the new path, so every older history replays as it was.
       if (hasHooks(hooks.config) && patched('hooks')) hooksConfig = hooks.config;
@@ -182,7 +198,7 @@ export async function prepareSession(
     }
     return {
       kind: 'ready',
-      session: { ...base, systemPromptRef: ref, permissions, sandbox, hooksConfig, modelLimits },
+      session: { ...base, systemPromptRef: ref, permissions, sandbox, hooksConfig, modelLimits, modelPrices },
     };
   } catch (error) {
     // A job that cannot start (workspace missing on the worker, broken settings file) still ends

@@ -6,6 +6,7 @@ import { decidePermission, suggestAllowRule } from '../shared/permissions';
 import type { PermissionContext } from '../shared/permissions';
 import type { ApprovalAnswer, PendingApproval, SessionPermissions } from '../shared/session';
 import type { JobSandbox } from '../shared/sandbox';
+import { denialInput } from '../shared/terminal';
 import type { Denial } from '../shared/terminal';
 import { TODO_WRITE_RESULT, todoWriteTool } from '../shared/tools/todo-write';
 import type { TodoItem } from '../shared/tools/todo-write';
@@ -59,7 +60,12 @@ export async function gateAndRun(toolUse: ToolUseBlock, ctx: GateContext): Promi
   if (pre) noteHookResult(ctx, 'PreToolUse', toolUse, pre);
   if (pre?.outcome === 'deny') {
     const reason = pre.reason ?? 'A PreToolUse hook denied the call.';
-    ctx.effects.denials.push({ toolUseId: toolUse.id, toolName: toolUse.name, reason: `PreToolUse hook: ${reason}` });
+    ctx.effects.denials.push({
+      toolUseId: toolUse.id,
+      toolName: toolUse.name,
+      toolInput: denialInput(toolUse.input),
+      reason: `PreToolUse hook: ${reason}`,
+    });
     return inline(toolUse.id, `A PreToolUse hook blocked this ${toolUse.name} call: ${reason}`, true);
   }
   if (toolUse.name === todoWriteTool.name) return todoWrite(toolUse, ctx);
@@ -82,7 +88,12 @@ export async function gateAndRun(toolUse: ToolUseBlock, ctx: GateContext): Promi
     }
     if (decision.behavior === 'ask') decision = await askPerson(toolUse, decision.reason, ctx);
     if (decision.behavior === 'deny') {
-      ctx.effects.denials.push({ toolUseId: toolUse.id, toolName: toolUse.name, reason: decision.reason });
+      ctx.effects.denials.push({
+        toolUseId: toolUse.id,
+        toolName: toolUse.name,
+        toolInput: denialInput(toolUse.input),
+        reason: decision.reason,
+      });
       return inline(toolUse.id, `Permission to use ${toolUse.name} was denied. ${decision.reason}`, true);
     }
   }

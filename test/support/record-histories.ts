@@ -16,6 +16,7 @@ import {
   snapshotQuery,
   userMessageSignal,
 } from '../../src/workflows/definitions';
+import { JOB_SEARCH_ATTRIBUTES, startSearchAttributes } from '../../src/workflows/search-attributes';
 import {
   ScriptedModelServer,
   makeWorkspace,
@@ -33,6 +34,8 @@ interface Scenario {
   /** Runs while the job runs: signals, cancellation. */
   drive?: (handle: WorkflowHandle, server: ScriptedModelServer) => Promise<void>;
   extraArgs?: string[];
+  /** Started as the CLI starts a job: with its search attributes, on a server that knows them. */
+  searchAttributes?: boolean;
 }
 
 const files = {
@@ -275,7 +278,70 @@ const scenarios: Scenario[] = [
       ],
     },
   },
+  {
+    // Cost counted per call (a compaction's too) and the budget ending the job before a call.
+    name: 'budget-exhausted',
+    input: {
+      modelPrices: [{ prefix: 'claude-sonnet-5-5', input: 10, output: 0, cacheWrite: 0, cacheRead: 0 }],
+      maxBudgetUsd: 2.5,
+    },
+    session: {
+      replies: [0, 1, 2].map((i) => ({ content: [read(`b${i}`)], usage: { input_tokens: 100_000 } })),
+      faults: [
+        {
+          turn: 0,
+          attempt: 1,
+          kind: 'reply',
+          reply: {
+            content: [text('Part of')],
+            stop_reason: 'model_context_window_exceeded',
+            usage: { input_tokens: 100_000 },
+          },
+        },
+      ],
+    },
+  },
+  {
+    // Started with the job search attributes: the end sets outcome, turns and model (patched('search-attributes')).
+    name: 'search-attributes',
+    searchAttributes: true,
+    input: { maxTurns: 2 },
+    session: {
+      replies: [
+        { content: [text('Searching.'), { type: 'tool_use', id: 's1', name: 'Grep', input: { pattern: 'login' } }] },
+        { content: [read('s2')] },
+      ],
+    },
+  },
+  {
+    // A job that continues a conversation (`run --resume-from`, inline): its unanswered call is
+    // answered as not run and the prompt joins that message (patched('resume-from')).
+    name: 'resume-from',
+    input: {
+      prompt: 'Now tell me what it checks',
+      resumeFrom: {
+        source: 'file recorded.jsonl',
+        messages: [
+          { role: 'user', content: 'Check the login module' },
+          { role: 'assistant', content: [text('Reading it.'), read('old1')] },
+        ],
+      },
+    },
+    session: {
+      replies: [
+        { content: [text('(not asked: the conversation had this turn already)')] },
+        { content: [read('n1')] },
+        { content: [text('It checks that the user name is not empty.')] },
+      ],
+    },
+  },
 ];
+
+/** `start-dev` flags that register the job search attributes. */
+const searchAttributeArgs = JOB_SEARCH_ATTRIBUTES.flatMap(({ key, cliType }) => [
+  '--search-attribute',
+  `${key.name}=${cliType}`,
+]);
 
 async function main(): Promise<void> {
   const outDir = path.join(__dirname, '..', 'histories');
@@ -283,15 +349,20 @@ async function main(): Promise<void> {
   // Names on the command line record only those scenarios (a new one, without touching the rest).
   const only = process.argv.slice(2);
   for (const scenario of scenarios.filter((s) => only.length === 0 || only.includes(s.name))) {
-    const env = await startTemporal(scenario.extraArgs);
+    const env = await startTemporal([
+      ...(scenario.extraArgs ?? []),
+      ...(scenario.searchAttributes ? searchAttributeArgs : []),
+    ]);
     const server = await ScriptedModelServer.start({ name: scenario.name, ...scenario.session });
     const taskQueue = uniqueTaskQueue(scenario.name);
     const { worker, done } = await startWorker(env, server, { taskQueue, storeDir: tempDir('store') });
     try {
+      const input = sessionInput(makeWorkspace(files), scenario.input);
       const handle = await env.client.workflow.start('agentSession', {
         taskQueue,
         workflowId: `history-${scenario.name}`,
-        args: [sessionInput(makeWorkspace(files), scenario.input)],
+        args: [input],
+        ...(scenario.searchAttributes ? { typedSearchAttributes: startSearchAttributes(input) } : {}),
       });
       await scenario.drive?.(handle, server);
       const terminal = await handle.result();

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ContentRef } from '../../shared/transcript';
 
@@ -59,6 +59,13 @@ export class FileContentStore {
     const value = JSON.parse(body) as T;
     this.remember(ref, value);
     return value;
+  }
+
+  /** When the content was last written here (its file's modification time); undefined if absent. */
+  async writtenAt(ref: ContentRef): Promise<Date | undefined> {
+    const match = REF_PATTERN.exec(ref);
+    if (!match?.[1]) return undefined;
+    return (await stat(this.fileFor(match[1])).catch(() => undefined))?.mtime;
   }
 
   private fileFor(hex: string): string {

@@ -3,7 +3,7 @@ import type { ContentRef, PendingUserMessage, ToolResultRef, TranscriptRef } fro
 import type { FileContentStore } from './content-store';
 
 /** One link of a transcript chain: the messages one model call added, and the link before. */
-interface Segment {
+export interface Segment {
   prev: ContentRef | null;
   messages: Message[];
   /**
@@ -40,6 +40,17 @@ export class TranscriptStore {
       ref = segment.prev;
     }
     return segments.reverse().flatMap((segment) => segment.messages);
+  }
+
+  /** The segments from `head` back to the start of its chain (or the last compaction), oldest first. */
+  async segments(head: ContentRef | null): Promise<Array<Segment & { ref: ContentRef }>> {
+    const segments: Array<Segment & { ref: ContentRef }> = [];
+    for (let ref = head; ref !== null;) {
+      const segment = await this.store.get<Segment>(ref);
+      segments.push({ ...segment, ref });
+      ref = segment.prev;
+    }
+    return segments.reverse();
   }
 
   /**

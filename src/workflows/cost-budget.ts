@@ -1,0 +1,85 @@
+import type { CallAccounting, CallPricing } from '../shared/activity-types';
+import type { Usage } from '../shared/messages';
+import { addModelUsage, formatUsd, knownCostUsd, totalCostUsd } from '../shared/pricing';
+import type { State } from '../shared/session';
+import type { Terminal } from '../shared/terminal';
+import type { Session } from './session';
+
+/** Guards cost counting and `--max-budget-usd`: runs recorded before them replay without. */
+export const COST_BUDGET_PATCH = 'cost-budget';
+
+/**
+ * How a model call prices itself. The activity works the cost out and the workflow only adds up
+ * what it reports, so a later change to the built-in prices cannot change a replayed decision.
+ */
+export function callPricing(session: Session): { pricing?: CallPricing } {
+  if (!session.costBudget) return {};
+  return { pricing: { prices: session.modelPrices, requirePrice: session.input.maxBudgetUsd !== undefined } };
+}
+
+/** A model call that answered, counted: its usage and cost against `model`, its API time and retries. */
+export function withCallCost(
+  session: Session,
+  state: State,
+  model: string,
+  call: CallAccounting & { usage: Usage },
+): Pick<State, 'modelUsage' | 'durationApiMs' | 'modelRetries'> {
+  if (!session.costBudget) return {};
+  return {
+    modelUsage: addModelUsage(state.modelUsage, model, call.usage, call.costUsd ?? null),
+    durationApiMs: (state.durationApiMs ?? 0) + (call.apiMs ?? 0),
+    modelRetries: (state.modelRetries ?? 0) + Math.max(0, (call.attempt ?? 1) - 1),
+  };
+}
+
+/**
+ * Checked before every model call, a turn's or a compaction's: once the job has cost its budget,
+ * no further call starts. The call before this check may have gone over, so a job ends at most
+ * one call over its budget. Returns the Terminal's detail, or undefined while money is left.
+ */
+export function budgetExhausted(session: Session, state: State, nextCall: string): string | undefined {
+  const budget = session.input.maxBudgetUsd;
+  if (!session.costBudget || budget === undefined) return undefined;
+  const spent = knownCostUsd(state.modelUsage);
+  if (spent < budget) return undefined;
+  return (
+    `the job has cost ${formatUsd(spent)} of its ${formatUsd(budget)} budget (--max-budget-usd ${budget}), ` +
+    `so ${nextCall} was not started; to go on, run the task again with a higher --max-budget-usd`
+  );
+}
+
+/** Transitions that start a new turn: a budget stop right after one ends with the turns that ran. */
+const NEW_TURN_TRANSITIONS: ReadonlySet<string> = new Set(['next_turn', 'pause_turn', 'stop_hook_blocking']);
+
+/**
+ * The State a budget stop at the start of a turn ends with: a turn whose model call never started
+ * is not counted, as `max_turns` counts only the turns that ran.
+ */
+export function stoppedBeforeTurn(state: State): State {
+  const reason = state.transition?.reason;
+  return reason !== undefined && NEW_TURN_TRANSITIONS.has(reason)
+    ? { ...state, turnCount: state.turnCount - 1 }
+    : state;
+}
+
+/** The cost fields of `status` and the Terminal. */
+export function costReport(
+  session: Session,
+  state: State,
+): Pick<Terminal, 'totalCostUsd' | 'modelUsage' | 'maxBudgetUsd' | 'durationApiMs' | 'modelRetries'> {
+  if (!session.costBudget) return {};
+  const budget = session.input.maxBudgetUsd;
+  return {
+    totalCostUsd: totalCostUsd(state.modelUsage),
+    modelUsage: state.modelUsage ?? {},
+    ...(budget !== undefined ? { maxBudgetUsd: budget } : {}),
+    durationApiMs: state.durationApiMs ?? 0,
+    modelRetries: state.modelRetries ?? 0,
+  };
+}
+
+/** Workflow time since the job started, for the Terminal (continue-as-new carries the start). */
+export function durationOf(session: Session, state: State): Pick<Terminal, 'durationMs'> {
+  if (!session.costBudget || state.startedAtMs === undefined) return {};
+  return { durationMs: Date.now() - state.startedAtMs };
+}

@@ -1,0 +1,58 @@
+import { defineSearchAttributeKey } from '@temporalio/common';
+import type { SearchAttributePair, SearchAttributeUpdatePair } from '@temporalio/common';
+import { patched, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import type { Terminal } from '../shared/terminal';
+
+/**
+ * The custom search attributes of a job, as Temporal's visibility (the `ls` filters, the UI's
+ * list, `temporal workflow list --query`) sees them. The outcome is `running` until the job ends,
+ * then the Terminal's reason; turns and cost are set when it ends.
+ */
+export const OUTCOME_KEY = defineSearchAttributeKey('DurableAgentOutcome', 'KEYWORD');
+export const TURNS_KEY = defineSearchAttributeKey('DurableAgentTurns', 'INT');
+export const COST_KEY = defineSearchAttributeKey('DurableAgentCostUsd', 'DOUBLE');
+export const WORKSPACE_KEY = defineSearchAttributeKey('DurableAgentWorkspace', 'KEYWORD');
+export const MODEL_KEY = defineSearchAttributeKey('DurableAgentModel', 'KEYWORD');
+
+/** Each attribute with its type as `temporal` spells it (`--search-attribute`, `search-attribute create`). */
+export const JOB_SEARCH_ATTRIBUTES = [
+  { key: OUTCOME_KEY, cliType: 'Keyword' },
+  { key: TURNS_KEY, cliType: 'Int' },
+  { key: COST_KEY, cliType: 'Double' },
+  { key: WORKSPACE_KEY, cliType: 'Keyword' },
+  { key: MODEL_KEY, cliType: 'Keyword' },
+] as const;
+
+/** The outcome of a job that has not ended yet. */
+export const RUNNING_OUTCOME = 'running';
+
+/** Guards the search attributes a job sets when it ends. */
+const SEARCH_ATTRIBUTES_PATCH = 'search-attributes';
+
+/** What a job's start carries: the client sets these, so a namespace without them refuses the start, not the job. */
+export function startSearchAttributes(input: { workspace: string; model: string }): SearchAttributePair[] {
+  return [
+    { key: OUTCOME_KEY, value: RUNNING_OUTCOME },
+    { key: WORKSPACE_KEY, value: input.workspace },
+    { key: MODEL_KEY, value: input.model },
+  ];
+}
+
+/**
+ * Set the ended job's outcome, turns, cost and final model. Only a job whose start carried the
+ * outcome does this: upserting an attribute the namespace does not know fails the workflow task
+ * on every attempt, and the start having been accepted with it is the proof that it is known.
+ */
+export function publishOutcome(terminal: Terminal): void {
+  if (workflowInfo().typedSearchAttributes.get(OUTCOME_KEY) === undefined) return;
+  if (!patched(SEARCH_ATTRIBUTES_PATCH)) return;
+  // The cost is absent on Terminals of older versions and null when a model had no known price.
+  const cost = (terminal as { totalCostUsd?: number | null }).totalCostUsd;
+  const pairs: SearchAttributeUpdatePair[] = [
+    { key: OUTCOME_KEY, value: terminal.reason },
+    { key: TURNS_KEY, value: terminal.turnCount },
+    { key: MODEL_KEY, value: terminal.model },
+  ];
+  if (typeof cost === 'number' && Number.isFinite(cost)) pairs.push({ key: COST_KEY, value: cost });
+  upsertSearchAttributes(pairs);
+}
