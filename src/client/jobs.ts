@@ -4,10 +4,13 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { SessionInput } from '../shared/session';
 import type { Terminal } from '../shared/terminal';
-import type { PendingApproval } from '../shared/session';
+import type { PendingApproval, SessionEvent } from '../shared/session';
 import { approvalSignal, DEFAULT_TASK_QUEUE, snapshotQuery } from '../workflows/definitions';
 import type { agentSession } from '../workflows/agent-session';
-import { EventPrinter } from './render';
+import { startWithSearchAttributes } from './job-attributes';
+import type { FollowListener } from './live-events';
+import { LiveFollower, pendingActivities } from './live-follower';
+import { LivePrinter } from './live-printer';
 import type { Output } from './render';
 
 export type JobHandle = WorkflowHandle<typeof agentSession>;
@@ -32,13 +35,16 @@ export async function startOrAttach(
   taskQueue = DEFAULT_TASK_QUEUE,
 ): Promise<StartOutcome> {
   try {
-    const handle = await client.workflow.start<typeof agentSession>('agentSession', {
-      workflowId: jobId,
-      taskQueue,
-      args: [input],
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
-      workflowIdConflictPolicy: 'FAIL',
-    });
+    const handle = await startWithSearchAttributes(input, client.options.namespace, (attributes) =>
+      client.workflow.start<typeof agentSession>('agentSession', {
+        workflowId: jobId,
+        taskQueue,
+        args: [input],
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        workflowIdConflictPolicy: 'FAIL',
+        ...attributes,
+      }),
+    );
     return { kind: 'started', handle };
   } catch (error) {
     if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
@@ -58,69 +64,157 @@ export type ApprovalChoice = 'allow' | 'always' | 'deny' | 'skip';
 export type Approver = (pending: PendingApproval, signal: AbortSignal) => Promise<ApprovalChoice>;
 
 export interface FollowOptions {
+  /** How often to look (default 250 ms). */
   pollMs?: number;
   /** Ask about pending approvals here (an interactive terminal); without it, print the commands. */
   approver?: Approver;
+  /** Stop following when it aborts: `follow()` then rejects with {@link FollowStopped}. The job runs on. */
+  signal?: AbortSignal;
+  /**
+   * Also report to this: a {@link FollowListener} gets every event, a printer of recorded events
+   * (`print(events)`) gets the job's recorded events only (an `assistant_text` with its whole text).
+   */
+  printer?: FollowListener | RecordedEventPrinter;
 }
+
+/** Receives the job's recorded events, as the `snapshot` query has them. */
+export interface RecordedEventPrinter {
+  print(events: SessionEvent[]): void;
+}
+
+/** Both listeners, as one. */
+function alongside(first: FollowListener, second: FollowListener | RecordedEventPrinter | undefined): FollowListener {
+  if (!second) return first;
+  const other: FollowListener =
+    'onEvent' in second
+      ? second
+      : {
+          onEvent: (event) => {
+            if (event.kind === 'assistant_text') {
+              const { seq, turn, kind, text } = event;
+              second.print([{ seq, turn, kind, text }]);
+            } else if (event.kind === 'tool_call' || event.kind === 'tool_result' || event.kind === 'notice') {
+              second.print([event]);
+            }
+          },
+        };
+  return {
+    onEvent: (event) => {
+      first.onEvent(event);
+      other.onEvent(event);
+    },
+    onStatus: (status) => {
+      first.onStatus?.(status);
+      other.onStatus?.(status);
+    },
+    close: () => {
+      first.close?.();
+      other.close?.();
+    },
+  };
+}
+
+/** `follow()` was stopped by its signal; the job itself was not touched. */
+export class FollowStopped extends Error {
+  override readonly name = 'FollowStopped';
+  constructor() {
+    super('stopped following the job');
+  }
+}
+
+const NO_WORKER_MS = 10_000;
+/** Even with an unchanged history, ask the query this often (a safety net; it costs a worker round trip). */
+const REQUERY_MS = 5_000;
 
 /**
- * Print a job's progress until it ends, then return its Terminal. Polls the snapshot query; a
- * job with no worker to answer gets one hint, not a hang in silence.
+ * Report a job's progress until it ends, then return its Terminal. An {@link Output} gets the
+ * terminal view ({@link LivePrinter}); a {@link FollowListener} gets the events themselves.
+ *
+ * Each poll (every 250 ms) asks the server (`describe`) for the running activities: the model
+ * call's heartbeat carries the reply's text as it streams, and an activity's attempt and last
+ * failure tell of a retry. When the job's history grew since the last look, the `snapshot` query
+ * first fetches the events recorded since the last one. A job with no worker to answer the query
+ * gets one hint, not a hang in silence.
  */
-export async function follow(handle: JobHandle, out: Output, options: FollowOptions = {}): Promise<Terminal> {
-  const printer = new EventPrinter(out);
+export async function follow(
+  handle: JobHandle,
+  to: Output | FollowListener,
+  options: FollowOptions = {},
+): Promise<Terminal> {
+  const listener = alongside('onEvent' in to ? to : new LivePrinter(to), options.printer);
+  const live = new LiveFollower(handle.workflowId, listener);
+  const { signal } = options;
+  const stopped = new Promise<void>((resolve) => signal?.addEventListener('abort', () => resolve(), { once: true }));
+  // The result's long poll is cancelled when following ends, so an interrupted follower exits at
+  // once instead of when the server next answers it.
+  const longPoll = new AbortController();
   let done: Terminal | undefined;
   let failure: unknown;
-  const result = handle.result().then(
-    (terminal) => (done = terminal),
-    (error: unknown) => (failure = error ?? new Error('job failed')),
-  );
+  const result = handle.client
+    .withAbortSignal(longPoll.signal, () => handle.result())
+    .then(
+      (terminal) => (done = terminal),
+      (error: unknown) => (failure = error ?? new Error('job failed')),
+    );
   let warned = false;
-  const announced = new Set<string>();
   let asking: { toolUseId: string; controller: AbortController } | undefined;
-  while (done === undefined && failure === undefined) {
-    try {
-      const snapshot = await Promise.race([
-        handle.query(snapshotQuery, printer.lastSeq),
-        sleep(10_000).then(() => undefined),
-      ]);
-      if (snapshot) {
-        printer.print(snapshot.events);
-        const pendingIds = new Set(snapshot.pendingApprovals.map((pending) => pending.toolUseId));
-        if (asking && !pendingIds.has(asking.toolUseId)) asking.controller.abort();
-        for (const pending of snapshot.pendingApprovals) {
-          if (announced.has(pending.toolUseId)) continue;
-          announced.add(pending.toolUseId);
-          out.write(approvalHint(handle.workflowId, pending));
-        }
-        const next = snapshot.pendingApprovals[0];
-        if (options.approver && !asking && next)
-          asking = ask(handle, next, options.approver, () => (asking = undefined));
-      } else if (!warned) {
-        warned = true;
-        out.write('· no worker has answered for 10 s; is `durable-agent worker` running for this task queue?');
-      }
-    } catch {
-      // A query can fail while the job moves between workers or continues as new; the next poll retries.
-    }
-    await Promise.race([result, sleep(options.pollMs ?? 300)]);
-  }
-  asking?.controller.abort();
-  if (failure !== undefined) throw failure;
+  // The job's state changes only with its history, so the query (answered by a worker) is asked
+  // again only when the history grew: not at all while a reply streams or a tool runs.
+  let seenHistory: string | undefined;
+  let queriedHistory: string | undefined;
+  let queriedAt = 0;
   try {
-    printer.print((await handle.query(snapshotQuery, printer.lastSeq)).events);
-  } catch {
-    // The final events are a courtesy; the Terminal below is what counts.
+    while (done === undefined && failure === undefined && !signal?.aborted) {
+      if (seenHistory === undefined || seenHistory !== queriedHistory || Date.now() - queriedAt > REQUERY_MS) {
+        const covers = seenHistory;
+        try {
+          const snapshot = await Promise.race([
+            handle.query(snapshotQuery, live.lastSeq),
+            sleep(NO_WORKER_MS, undefined, { ref: false }).then(() => undefined),
+            stopped.then(() => undefined),
+          ]);
+          if (signal?.aborted) break;
+          if (snapshot) {
+            queriedHistory = covers;
+            queriedAt = Date.now();
+            live.onSnapshot(snapshot);
+            const pendingIds = new Set(snapshot.pendingApprovals.map((pending) => pending.toolUseId));
+            if (asking && !pendingIds.has(asking.toolUseId)) asking.controller.abort();
+            const next = snapshot.pendingApprovals[0];
+            if (options.approver && !asking && next)
+              asking = ask(handle, next, options.approver, () => (asking = undefined));
+          } else if (!warned) {
+            warned = true;
+            listener.onEvent({ kind: 'no_worker', afterMs: NO_WORKER_MS });
+          }
+        } catch {
+          // A query can fail while the job moves between workers or continues as new; the next poll retries.
+        }
+      }
+      try {
+        // After the snapshot, so a reply's streamed text always comes before its assistant_text event.
+        const description = await handle.describe();
+        seenHistory = `${description.runId}:${description.historyLength}`;
+        live.onActivities(description.runId, pendingActivities(description));
+      } catch {
+        seenHistory = undefined; // look again, and query again, next time
+      }
+      live.status();
+      await Promise.race([result, sleep(options.pollMs ?? 250), stopped]);
+    }
+    if (signal?.aborted) throw new FollowStopped();
+    if (failure !== undefined) throw failure;
+    try {
+      live.onSnapshot(await handle.query(snapshotQuery, live.lastSeq));
+    } catch {
+      // The final events are a courtesy; the Terminal below is what counts.
+    }
+    return done as Terminal;
+  } finally {
+    longPoll.abort();
+    asking?.controller.abort();
+    listener.close?.();
   }
-  return done as Terminal;
-}
-
-function approvalHint(jobId: string, pending: PendingApproval): string {
-  return (
-    `  ⏸ ${pending.toolName} needs approval (${pending.reason}). From any shell:\n` +
-    `    durable-agent approve ${jobId}            # or --always to add ${pending.suggestedRule}\n` +
-    `    durable-agent deny ${jobId} --reason "..."`
-  );
 }
 
 /** Put one pending call to the approver and send its answer; withdrawn when answered elsewhere. */

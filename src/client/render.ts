@@ -1,57 +1,74 @@
-import type { HooksReport, SessionEvent, SessionSnapshot } from '../shared/session';
+import type { HooksReport, SessionSnapshot } from '../shared/session';
 import type { PermissionSummary } from '../shared/settings-trust';
 import type { ContextReport, SandboxReport, Terminal, TransitionCounts } from '../shared/terminal';
+import { formatUsd, knownCostUsd, unpricedModels } from '../shared/pricing';
 
 /** Where the CLI writes; tests capture it. */
 export interface Output {
   write(line: string): void;
+  /** Text without a line end (a reply as it streams). An Output without it is given whole lines. */
+  writePartial?(text: string): void;
+  /** True when a person watches at a terminal: colour and a spinner are welcome. */
+  readonly isTTY?: boolean;
 }
 
-export const stdoutOutput: Output = { write: (line) => process.stdout.write(`${line}\n`) };
+/** An Output onto a process stream. */
+export function streamOutput(stream: NodeJS.WriteStream): Output {
+  return {
+    write: (line) => stream.write(`${line}\n`),
+    writePartial: (text) => stream.write(text),
+    get isTTY() {
+      return Boolean(stream.isTTY);
+    },
+  };
+}
 
-const clip = (text: string, max: number) => {
+export const stdoutOutput: Output = streamOutput(process.stdout);
+
+export const clip = (text: string, max: number) => {
   const oneLine = text.replace(/\s+/g, ' ').trim();
   return oneLine.length > max ? `${oneLine.slice(0, max - 1)}…` : oneLine;
 };
-
-/** Prints a job's progress events: a header per turn, each tool call and result, the model's text. */
-export class EventPrinter {
-  private lastTurn = 0;
-  lastSeq = 0;
-
-  constructor(private readonly out: Output) {}
-
-  print(events: SessionEvent[]): void {
-    for (const event of events) {
-      if (event.seq <= this.lastSeq) continue;
-      this.lastSeq = event.seq;
-      if (event.turn !== this.lastTurn && event.kind !== 'notice') {
-        this.lastTurn = event.turn;
-        this.out.write(`\n── turn ${event.turn} ──`);
-      }
-      switch (event.kind) {
-        case 'assistant_text':
-          this.out.write(event.text);
-          break;
-        case 'tool_call':
-          this.out.write(`→ ${event.name} ${clip(event.input, 160)}`);
-          break;
-        case 'tool_result':
-          this.out.write(`${event.isError ? '✗' : '←'} ${event.name}: ${clip(event.preview, 200)}`);
-          break;
-        case 'notice':
-          this.out.write(`· ${event.text}`);
-          break;
-      }
-    }
-  }
-}
 
 export function formatUsage(usage: Terminal['usage']): string {
   return (
     `tokens in ${usage.input_tokens} / out ${usage.output_tokens}` +
     ` (cache read ${usage.cache_read_input_tokens}, cache write ${usage.cache_creation_input_tokens})`
   );
+}
+
+/**
+ * The job's cost: the total (against its budget, if any), each model's share when there are
+ * several, and which models have no price. Undefined for jobs that did not count cost.
+ */
+export function formatCost(
+  report: Pick<Terminal, 'modelUsage' | 'maxBudgetUsd' | 'durationMs' | 'durationApiMs' | 'modelRetries'>,
+  indent = '  ',
+): string | undefined {
+  const usage = report.modelUsage;
+  if (!usage) return undefined;
+  const known = knownCostUsd(usage);
+  const unpriced = unpricedModels(usage);
+  const budget = report.maxBudgetUsd !== undefined ? ` of the ${formatUsd(report.maxBudgetUsd)} budget` : '';
+  const total =
+    unpriced.length === 0
+      ? `cost ${formatUsd(known)}${budget}`
+      : `cost unknown${known > 0 ? ` (at least ${formatUsd(known)})` : ''}${budget}: no price for ${unpriced.join(', ')}, ` +
+        `add ${unpriced.length === 1 ? 'it' : 'them'} to "modelPrices" in settings`;
+  const models = Object.entries(usage);
+  const perModel =
+    models.length > 1
+      ? ` · ${models.map(([model, entry]) => `${model} ${entry.costUSD === null ? 'unpriced' : formatUsd(entry.costUSD)}`).join(', ')}`
+      : '';
+  const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+  const time =
+    report.durationMs !== undefined
+      ? ` · took ${seconds(report.durationMs)}${report.durationApiMs !== undefined ? ` (API ${seconds(report.durationApiMs)})` : ''}`
+      : '';
+  const retries = report.modelRetries
+    ? ` · ${report.modelRetries} model call retr${report.modelRetries === 1 ? 'y' : 'ies'}`
+    : '';
+  return `${indent}${total}${perModel}${time}${retries}`;
 }
 
 /** One line on how Bash was confined; loud when anything ran unsandboxed. */
@@ -110,7 +127,9 @@ export function formatTerminal(terminal: Terminal): string {
   const sandbox = terminal.sandbox ? `\n${formatSandbox(terminal.sandbox)}` : '';
   const context = terminal.context ? `\n${formatContext(terminal.context)}` : '';
   const transitions = terminal.transitions ? `\n${formatTransitions(terminal.transitions)}` : '';
-  return `Terminal: ${terminal.reason} after ${turns}${detail}\n  ${formatUsage(terminal.usage)} · model ${terminal.model}${context}${transitions}${sandbox}${permissions}${denials}`;
+  const costLine = formatCost(terminal);
+  const cost = costLine ? `\n${costLine}` : '';
+  return `Terminal: ${terminal.reason} after ${turns}${detail}\n  ${formatUsage(terminal.usage)} · model ${terminal.model}${cost}${context}${transitions}${sandbox}${permissions}${denials}`;
 }
 
 /** How many of a job's notices `status` shows. */
@@ -122,6 +141,14 @@ export function formatSnapshot(id: string, snapshot: SessionSnapshot): string {
     `  turn ${snapshot.turnCount}${snapshot.maxTurns !== undefined ? ` of at most ${snapshot.maxTurns}` : ''} · model ${snapshot.model}`,
     `  ${formatUsage(snapshot.usage)}`,
   ];
+  const cost = snapshot.terminal ? undefined : formatCost(snapshot);
+  if (cost) lines.push(cost);
+  if (snapshot.phase === 'waiting_for_credentials') {
+    lines.push(
+      '  waiting for a worker with model credentials: start `durable-agent worker` with ANTHROPIC_API_KEY set, ' +
+        'or run any durable-agent command from a shell that has it (the embedded worker is restarted with it)',
+    );
+  }
   if (snapshot.runningTools.length > 0) {
     lines.push(`  running: ${snapshot.runningTools.map((tool) => `${tool.name} (${tool.toolUseId})`).join(', ')}`);
   }
@@ -154,5 +181,6 @@ export function exitCodeFor(terminal: Terminal): number {
   if (terminal.reason === 'completed') return 0;
   if (terminal.reason === 'max_turns') return 2;
   if (terminal.reason === 'aborted_streaming' || terminal.reason === 'aborted_tools') return 3;
+  if (terminal.reason === 'budget_exhausted') return 4;
   return 1;
 }
