@@ -1,5 +1,5 @@
-import type { Client, WorkflowHandle } from '@temporalio/client';
-import type { PendingApproval, SessionSnapshot } from '../shared/session';
+import type { WorkflowHandle } from '@temporalio/client';
+import type { PendingApproval } from '../shared/session';
 import { snapshotQuery } from '../workflows/definitions';
 
 /**
@@ -26,31 +26,4 @@ export async function pendingApprovalFor(handle: WorkflowHandle, toolUseId?: str
 
 function describe(pending: PendingApproval[]): string {
   return pending.map((p) => `${p.toolUseId} (${p.toolName})`).join(', ');
-}
-
-/** One line per recent job; running jobs show their phase and, when parked, what they want to run. */
-export async function listJobs(client: Client, limit: number): Promise<string[]> {
-  const lines: string[] = [];
-  for await (const info of client.workflow.list({ query: `WorkflowType = 'agentSession'` })) {
-    if (lines.length >= limit) break;
-    const started = info.startTime.toISOString().replace('T', ' ').slice(0, 19);
-    let line = `${info.workflowId.padEnd(32)} ${info.status.name.padEnd(10)} ${started}`;
-    if (info.status.name === 'RUNNING') {
-      const snapshot = await Promise.race([
-        client.workflow
-          .getHandle(info.workflowId)
-          .query(snapshotQuery, Number.MAX_SAFE_INTEGER) as Promise<SessionSnapshot>,
-        new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 3_000).unref()),
-      ]).catch(() => undefined);
-      if (snapshot) {
-        line += `  turn ${snapshot.turnCount} ${snapshot.phase}`;
-        for (const p of snapshot.pendingApprovals)
-          line += `\n    waiting for approval: ${p.toolName} ${p.input} [${p.toolUseId}]`;
-      } else {
-        line += '  (no worker answered)';
-      }
-    }
-    lines.push(line);
-  }
-  return lines.length > 0 ? lines : ['no jobs yet'];
 }

@@ -1,14 +1,18 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import net from 'node:net';
 import { Connection } from '@temporalio/client';
+import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes';
 import { msToTs } from '@temporalio/common/lib/time';
 import { dataHome, formatAge, retentionFromEnv } from './config';
 import { freePort, isListening, isProcessAlive } from './free-port';
 import { findTemporalBinary } from './temporal-binary';
 import { handOverSecrets, secretHandoffSpawn } from '../worker/secret-handoff';
 import { isSecretEnvName } from '../activities/tools/bash-env';
+import { JOB_SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 
 /** A background process durable-agent started and may reuse: the embedded server or worker. */
 interface ProcessRecord {
@@ -18,20 +22,40 @@ interface ProcessRecord {
   startedAt: string;
   /** The server's namespace retention as last set, so a changed `DURABLE_AGENT_RETENTION` is applied once. */
   retentionMs?: number;
+  /** The job search attributes known to be registered on the server, so a reused server is checked once. */
+  searchAttributes?: string[];
+  /** The worker's: whether it was started with model credentials (absent in older records). */
+  modelCredentials?: boolean;
+}
+
+/** True when `env` holds what a worker needs for model calls. */
+export function hasModelCredentials(env: NodeJS.ProcessEnv): boolean {
+  return Boolean(env.ANTHROPIC_API_KEY?.trim() || env.ANTHROPIC_AUTH_TOKEN?.trim());
+}
+
+/** The ports the embedded server had last, kept across `stop` so its address and UI stay put. */
+interface PortsRecord {
+  port: number;
+  uiPort: number;
 }
 
 const SERVER_RECORD = 'embedded-server.json';
 const WORKER_RECORD = 'embedded-worker.json';
+const PORTS_RECORD = 'embedded-ports.json';
 
-function readRecord(home: string, name: string): ProcessRecord | undefined {
+/** Temporal's own defaults for a dev server: taken when free, so `temporal` commands and the UI's URL work as documented. */
+export const PREFERRED_PORT = 7233;
+export const PREFERRED_UI_PORT = 8233;
+
+function readRecord<T = ProcessRecord>(home: string, name: string): T | undefined {
   try {
-    return JSON.parse(fs.readFileSync(path.join(home, name), 'utf8')) as ProcessRecord;
+    return JSON.parse(fs.readFileSync(path.join(home, name), 'utf8')) as T;
   } catch {
     return undefined;
   }
 }
 
-function writeRecord(home: string, name: string, record: ProcessRecord): void {
+function writeRecord(home: string, name: string, record: ProcessRecord | PortsRecord): void {
   fs.writeFileSync(path.join(home, name), JSON.stringify(record, null, 2));
 }
 
@@ -39,8 +63,21 @@ function writeRecord(home: string, name: string, record: ProcessRecord): void {
  * Hold a lock (a directory created atomically) while deciding whether to start a background
  * process, so two `durable-agent run` calls at once do not start two servers.
  */
-async function withLock<T>(home: string, fn: () => Promise<T>): Promise<T> {
-  const lock = path.join(home, 'embedded.lock');
+function withLock<T>(home: string, fn: () => Promise<T>): Promise<T> {
+  return withLockDir(path.join(home, 'embedded.lock'), fn);
+}
+
+/**
+ * Held by whoever is starting an embedded server on this machine, whatever its data directory:
+ * two servers starting at once could both find 7233 free, and the one that lost it would take
+ * the other's server, listening there, for its own.
+ */
+function withPortLock<T>(fn: () => Promise<T>): Promise<T> {
+  const user = typeof process.getuid === 'function' ? process.getuid() : 'user';
+  return withLockDir(path.join(os.tmpdir(), `durable-agent-${user}-ports.lock`), fn);
+}
+
+async function withLockDir<T>(lock: string, fn: () => Promise<T>): Promise<T> {
   const deadline = Date.now() + 60_000;
   for (;;) {
     try {
@@ -70,7 +107,9 @@ export interface EmbeddedServer {
 /**
  * The embedded Temporal dev server: reuse the running one, or start `temporal server start-dev`
  * in the background with its database under the data directory, so jobs survive its restarts.
- * Its namespace keeps closed jobs for `DURABLE_AGENT_RETENTION` (24 hours unless set).
+ * Its namespace keeps closed jobs for `DURABLE_AGENT_RETENTION` (24 hours unless set) and knows
+ * the job search attributes. It listens on 7233 with its UI on 8233 when those are free, else on
+ * free ports, and keeps the ports it got across `stop`.
  */
 export async function ensureEmbeddedServer(home = dataHome()): Promise<EmbeddedServer> {
   // Checked before anything starts, so a mistyped value is reported instead of half applied.
@@ -80,59 +119,149 @@ export async function ensureEmbeddedServer(home = dataHome()): Promise<EmbeddedS
     const known = readRecord(home, SERVER_RECORD);
     if (known?.port && isProcessAlive(known.pid) && (await isListening(known.port))) {
       const address = `127.0.0.1:${known.port}`;
+      let record = known;
       if (known.retentionMs !== retentionMs) {
         await applyRetention(address, retentionMs);
-        writeRecord(home, SERVER_RECORD, { ...known, retentionMs });
+        record = { ...record, retentionMs };
       }
+      // A server started by an older durable-agent has none of them yet.
+      if (!hasAllSearchAttributes(known.searchAttributes)) {
+        record = { ...record, searchAttributes: await registerSearchAttributes(address) };
+      }
+      if (record !== known) writeRecord(home, SERVER_RECORD, record);
       return { address, uiUrl: `http://127.0.0.1:${known.uiPort}`, pid: known.pid };
     }
-    const binary = findTemporalBinary();
-    const port = known?.port && !(await isListening(known.port)) ? known.port : await freePort();
-    const uiPort = await freePort();
-    const log = fs.openSync(path.join(home, 'logs', 'temporal-server.log'), 'a');
-    const child = spawn(
-      binary,
-      [
-        'server',
-        'start-dev',
-        '--db-filename',
-        path.join(home, 'temporal.db'),
-        '--ip',
-        '127.0.0.1',
-        '--port',
-        String(port),
-        '--ui-port',
-        String(uiPort),
-        '--log-level',
-        'warn',
-      ],
-      // The server needs no credential, and its /proc/<pid>/environ is readable for its whole life.
-      { detached: true, stdio: ['ignore', log, log], env: withoutSecrets(process.env) },
-    );
-    child.unref();
-    fs.closeSync(log);
-    if (child.pid === undefined) throw new Error(`Could not start ${binary}`);
-    writeRecord(home, SERVER_RECORD, { pid: child.pid, port, uiPort, startedAt: new Date().toISOString() });
-    const deadline = Date.now() + 60_000;
-    while (!(await isListening(port))) {
-      if (!isProcessAlive(child.pid) || Date.now() > deadline) {
-        throw new Error(
-          `The embedded Temporal server did not start; see ${path.join(home, 'logs', 'temporal-server.log')}`,
-        );
-      }
-      await sleep(200);
-    }
-    // `start-dev` has no retention flag; the namespace setting lives in the database and survives restarts.
-    await applyRetention(`127.0.0.1:${port}`, retentionMs);
-    writeRecord(home, SERVER_RECORD, {
-      pid: child.pid,
-      port,
-      uiPort,
-      startedAt: new Date().toISOString(),
-      retentionMs,
-    });
-    return { address: `127.0.0.1:${port}`, uiUrl: `http://127.0.0.1:${uiPort}`, pid: child.pid };
+    return withPortLock(() => startServer(home, retentionMs, known));
   });
+}
+
+async function startServer(
+  home: string,
+  retentionMs: number,
+  known: ProcessRecord | undefined,
+): Promise<EmbeddedServer> {
+  const binary = findTemporalBinary();
+  // The ports it had before (a record left by a server that died without `stop` counts too).
+  const before =
+    readRecord<PortsRecord>(home, PORTS_RECORD) ??
+    (known?.port && known.uiPort ? { port: known.port, uiPort: known.uiPort } : undefined);
+  const wanted = before ?? { port: PREFERRED_PORT, uiPort: PREFERRED_UI_PORT };
+  const port = (await firstFreePort([wanted.port, PREFERRED_PORT])) ?? (await freePort());
+  const uiPort =
+    (await firstFreePort([wanted.uiPort, PREFERRED_UI_PORT].filter((p) => p !== port))) ??
+    (await freePortOtherThan(port));
+  if (port !== wanted.port || uiPort !== wanted.uiPort) {
+    process.stderr.write(
+      `· the embedded Temporal server listens on 127.0.0.1:${port} with its UI at http://127.0.0.1:${uiPort} ` +
+        `(${wanted.port} and ${wanted.uiPort}${before ? ', which it had before,' : ''} were not both free); ` +
+        'it keeps these from now on\n',
+    );
+  }
+  const log = fs.openSync(path.join(home, 'logs', 'temporal-server.log'), 'a');
+  const child = spawn(
+    binary,
+    [
+      'server',
+      'start-dev',
+      '--db-filename',
+      path.join(home, 'temporal.db'),
+      '--ip',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--ui-port',
+      String(uiPort),
+      '--log-level',
+      'warn',
+      // Registers them in a new database; an existing one gets them through the operator service below.
+      ...JOB_SEARCH_ATTRIBUTES.flatMap(({ key, cliType }) => ['--search-attribute', `${key.name}=${cliType}`]),
+    ],
+    // The server needs no credential, and its /proc/<pid>/environ is readable for its whole life.
+    { detached: true, stdio: ['ignore', log, log], env: withoutSecrets(process.env) },
+  );
+  child.unref();
+  fs.closeSync(log);
+  if (child.pid === undefined) throw new Error(`Could not start ${binary}`);
+  writeRecord(home, SERVER_RECORD, { pid: child.pid, port, uiPort, startedAt: new Date().toISOString() });
+  writeRecord(home, PORTS_RECORD, { port, uiPort });
+  const deadline = Date.now() + 60_000;
+  while (!(await isListening(port))) {
+    if (!isProcessAlive(child.pid) || Date.now() > deadline) {
+      throw new Error(
+        `The embedded Temporal server did not start; see ${path.join(home, 'logs', 'temporal-server.log')}`,
+      );
+    }
+    await sleep(200);
+  }
+  const address = `127.0.0.1:${port}`;
+  // `start-dev` has no retention flag; the namespace setting lives in the database and survives restarts.
+  await applyRetention(address, retentionMs);
+  const searchAttributes = await registerSearchAttributes(address);
+  writeRecord(home, SERVER_RECORD, {
+    pid: child.pid,
+    port,
+    uiPort,
+    startedAt: new Date().toISOString(),
+    retentionMs,
+    searchAttributes,
+  });
+  return { address, uiUrl: `http://127.0.0.1:${uiPort}`, pid: child.pid };
+}
+
+/** The first of `ports` nobody listens on or holds, if any. */
+async function firstFreePort(ports: Array<number | undefined>): Promise<number | undefined> {
+  for (const port of ports) if (port !== undefined && (await canBind(port))) return port;
+  return undefined;
+}
+
+async function freePortOtherThan(taken: number): Promise<number> {
+  for (;;) {
+    const port = await freePort();
+    if (port !== taken) return port;
+  }
+}
+
+/** True when this process could listen on 127.0.0.1:port right now. */
+function canBind(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.unref();
+    server.once('error', () => resolve(false));
+    server.listen({ port, host: '127.0.0.1', exclusive: true }, () => server.close(() => resolve(true)));
+  });
+}
+
+function hasAllSearchAttributes(registered: string[] | undefined): boolean {
+  return JOB_SEARCH_ATTRIBUTES.every(({ key }) => registered?.includes(key.name));
+}
+
+/**
+ * Register the job search attributes on the embedded server's namespace where missing: a database
+ * made before they existed has none, and `start-dev --search-attribute` only registers them in a
+ * new one. Returns their names.
+ */
+async function registerSearchAttributes(address: string): Promise<string[]> {
+  const connection = await Connection.connect({ address });
+  try {
+    const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace: 'default' });
+    const missing = JOB_SEARCH_ATTRIBUTES.filter(({ key }) => customAttributes?.[key.name] === undefined);
+    if (missing.length > 0) {
+      await connection.operatorService.addSearchAttributes({
+        namespace: 'default',
+        searchAttributes: Object.fromEntries(
+          missing.map(({ key }) => [key.name, encodeSearchAttributeIndexedValueType(key.type)!]),
+        ),
+      });
+    }
+    return JOB_SEARCH_ATTRIBUTES.map(({ key }) => key.name);
+  } catch (error) {
+    throw new Error(
+      `Could not register the job search attributes on the embedded server: ${(error as Error).message}`,
+      { cause: error },
+    );
+  } finally {
+    await connection.close();
+  }
 }
 
 /**
@@ -177,7 +306,14 @@ export async function ensureEmbeddedWorker(
   return withLock(home, async () => {
     const known = readRecord(home, WORKER_RECORD);
     if (known && isProcessAlive(known.pid) && known.port === Number(server.address.split(':')[1])) {
-      return { pid: known.pid, started: false };
+      // A worker some shell without a key started (any `ls` does) would leave every model call
+      // waiting: this shell has a key, so the worker is started again with it.
+      if (known.modelCredentials !== false || !hasModelCredentials(process.env))
+        return { pid: known.pid, started: false };
+      process.stderr.write(
+        `· restarting the background worker (pid ${known.pid}): it has no model credentials, and this shell has ANTHROPIC_API_KEY; jobs waiting for a model call go on\n`,
+      );
+      await stopProcess(known.pid);
     }
     const log = fs.openSync(path.join(home, 'logs', 'worker.log'), 'a');
     // The worker runs the same build as this CLI: compiled JS, or TypeScript under ts-node in tests.
@@ -201,6 +337,7 @@ export async function ensureEmbeddedWorker(
       pid: child.pid,
       port: Number(server.address.split(':')[1]),
       startedAt: new Date().toISOString(),
+      modelCredentials: hasModelCredentials(process.env),
     });
     return { pid: child.pid, started: true };
   });
@@ -215,15 +352,20 @@ export async function stopEmbedded(home = dataHome()): Promise<string[]> {
   ] as const) {
     const record = readRecord(home, name);
     if (record && isProcessAlive(record.pid)) {
-      process.kill(record.pid, 'SIGTERM');
-      const deadline = Date.now() + 10_000;
-      while (isProcessAlive(record.pid) && Date.now() < deadline) await sleep(100);
-      if (isProcessAlive(record.pid)) process.kill(record.pid, 'SIGKILL');
+      await stopProcess(record.pid);
       stopped.push(`${label} (pid ${record.pid})`);
     }
     fs.rmSync(path.join(home, name), { force: true });
   }
   return stopped;
+}
+
+/** SIGTERM, then SIGKILL if it is still there after 10 s. */
+async function stopProcess(pid: number): Promise<void> {
+  process.kill(pid, 'SIGTERM');
+  const deadline = Date.now() + 10_000;
+  while (isProcessAlive(pid) && Date.now() < deadline) await sleep(100);
+  if (isProcessAlive(pid)) process.kill(pid, 'SIGKILL');
 }
 
 /** `env` without anything named like a credential. */

@@ -1,0 +1,307 @@
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { loadScriptedSession } from '../src/model-server';
+import { findTemporalBinary } from '../src/client/temporal-binary';
+import type { SessionSnapshot } from '../src/shared/session';
+import { snapshotQuery } from '../src/workflows/definitions';
+import { ScriptedModelServer, tempDir, waitFor } from './support/harness';
+
+const root = path.join(__dirname, '..');
+const cliArgs = ['-r', 'ts-node/register/transpile-only', path.join(root, 'src/client/cli.ts')];
+
+interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** The CLI as a user runs it; with no TEMPORAL_ADDRESS it uses the embedded server of DURABLE_AGENT_HOME. */
+function cli(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [...cliArgs, ...args], { cwd: root, env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** `temporal` itself, as an outside client of the embedded server. */
+function temporal(args: string[], address: string): string {
+  return execFileSync(findTemporalBinary(), [...args, '--address', address], { encoding: 'utf8' });
+}
+
+/** The `ls` line of one job. */
+function lineOf(stdout: string, id: string): string {
+  const line = stdout.split('\n').find((l) => l.startsWith(`${id} `));
+  if (!line) throw new Error(`no line for ${id} in:\n${stdout}`);
+  return line;
+}
+
+const listed = (stdout: string) =>
+  stdout
+    .split('\n')
+    .slice(1)
+    .filter((line) => /^\S/.test(line))
+    .map((line) => line.split(/\s+/)[0]);
+
+/** Every step is a real CLI process; on a busy machine each takes seconds. */
+const SLOW_MS = 600_000;
+
+const decode = (payload: { data?: string }) => JSON.parse(Buffer.from(payload.data ?? '', 'base64').toString('utf8'));
+
+describe('true outcomes: ls, search attributes, summaries and details on the embedded server', () => {
+  const home = tempDir('outcomes-home');
+  let server: ScriptedModelServer;
+  let env: NodeJS.ProcessEnv;
+  let workspace: string;
+  let address: string;
+  let connection: Connection;
+  let client: Client;
+
+  beforeAll(async () => {
+    const recorded = loadScriptedSession(path.join(root, 'examples/recorded/check-login.json'));
+    server = await ScriptedModelServer.start({ ...recorded, chunkDelayMs: 0 });
+    env = { ...process.env, DURABLE_AGENT_HOME: home, ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: server.url };
+    delete env.TEMPORAL_ADDRESS;
+    delete env.CI;
+    workspace = tempDir('outcomes-ws');
+    fs.cpSync(path.join(root, 'examples/login-demo'), workspace, { recursive: true });
+  });
+
+  afterAll(async () => {
+    await connection?.close();
+    await cli(['stop'], env);
+    await server?.close();
+  }, SLOW_MS);
+
+  const parkedJob = async (id: string) => {
+    const started = await cli(
+      ['run', 'Check the login module', '--cwd', workspace, '--job-id', id, '--permission-mode', 'default'].concat([
+        '--ask',
+        'Grep',
+        '--detach',
+      ]),
+      env,
+    );
+    expect(started.code).toBe(0);
+    const handle = client.workflow.getHandle(id);
+    return waitFor(
+      async () => {
+        const snapshot: SessionSnapshot = await handle.query(snapshotQuery, 0);
+        return snapshot.pendingApprovals.length > 0 ? snapshot : undefined;
+      },
+      60_000,
+      `${id} to park`,
+    );
+  };
+
+  test(
+    'jobs that end completed, max_turns, aborted and terminated show so in ls, and filter by it',
+    async () => {
+      const completed = await cli(
+        ['run', 'Check the login module', '--cwd', workspace, '--job-id', 'out-completed'],
+        env,
+      );
+      expect(completed.code).toBe(0);
+      const record = JSON.parse(fs.readFileSync(path.join(home, 'embedded-server.json'), 'utf8')) as { port: number };
+      address = `127.0.0.1:${record.port}`;
+      connection = await Connection.connect({ address });
+      client = new Client({ connection });
+
+      const max = await cli(
+        ['run', 'Check the login module', '--cwd', workspace, '--job-id', 'out-max', '--max-turns', '1'],
+        env,
+      );
+      expect(max.code).toBe(2);
+
+      // An older client's start carries no search attributes: ls reads the outcome from its Terminal.
+      const old = await client.workflow.start('agentSession', {
+        workflowId: 'out-old',
+        taskQueue: 'durable-agent',
+        args: [{ prompt: 'Check the login module', workspace, model: 'claude-sonnet-5-5', maxTurns: 1 }],
+      });
+      expect(await old.result()).toMatchObject({ reason: 'max_turns' });
+
+      const parked = await parkedJob('out-parked');
+      expect(parked.pendingApprovals[0]).toMatchObject({ toolName: 'Grep' });
+      await parkedJob('out-term');
+
+      // The UI's current details of a parked job: its turn, its phase and what it waits for.
+      const metadata = (await client.workflow.getHandle('out-parked').query('__temporal_workflow_metadata')) as {
+        currentDetails?: string;
+      };
+      expect(metadata.currentDetails).toBe(
+        '**turn 1** · waiting for approval\n- Grep {"pattern":"login|auth","path":"src","output_mode":"files_with_matches"}',
+      );
+
+      const live = await cli(['ls'], env);
+      expect(live.stderr).toBe('');
+      expect(live.stdout.split('\n')[0]).toMatch(/^JOB\s+OUTCOME\s+TURNS\s+COST\s+MODEL\s+AGE$/);
+      expect(lineOf(live.stdout, 'out-parked')).toMatch(
+        /^out-parked\s+running\s+1\s+\S+\s+claude-sonnet-5-5\s+\d+[smh]\s+waiting_for_approval$/,
+      );
+      expect(live.stdout).toContain('    waiting for approval: Grep {"pattern":"login|auth"');
+
+      const runningOnly = await cli(['ls', '--outcome', 'running'], env);
+      expect(listed(runningOnly.stdout).sort()).toEqual(['out-parked', 'out-term']);
+
+      // With no worker answering, ls says so instead of a stack trace.
+      const worker = JSON.parse(fs.readFileSync(path.join(home, 'embedded-worker.json'), 'utf8')) as { pid: number };
+      process.kill(worker.pid, 'SIGKILL');
+      const noWorker = await cli(['ls'], { ...env, TEMPORAL_ADDRESS: address });
+      expect(noWorker.code).toBe(0);
+      expect(noWorker.stderr).toBe('');
+      expect(lineOf(noWorker.stdout, 'out-parked')).toContain('running');
+      expect(lineOf(noWorker.stdout, 'out-parked')).toContain('(no worker answered; approvals unknown)');
+
+      // Any command without TEMPORAL_ADDRESS brings the embedded worker back.
+      expect((await cli(['abort', 'out-parked', '--reason', 'not now'], env)).code).toBe(0);
+      expect((await cli(['result', 'out-parked', '--json'], env)).code).toBe(3);
+      temporal(['workflow', 'terminate', '--workflow-id', 'out-term', '--reason', 'test'], address);
+
+      const all = await cli(['ls'], env);
+      expect(all.stderr).toBe('');
+      expect(lineOf(all.stdout, 'out-completed')).toMatch(
+        /^out-completed\s+completed\s+3\s+\S+\s+claude-sonnet-5-5\s+\d+[smh]$/,
+      );
+      expect(lineOf(all.stdout, 'out-max')).toMatch(/^out-max\s+max_turns\s+1\s/);
+      expect(lineOf(all.stdout, 'out-old')).toMatch(/^out-old\s+max_turns\s+1\s+\S+\s+claude-sonnet-5-5\s/);
+      expect(lineOf(all.stdout, 'out-parked')).toMatch(/^out-parked\s+aborted_tools\s+1\s/);
+      expect(lineOf(all.stdout, 'out-term')).toMatch(/^out-term\s+terminated\s/);
+      expect(all.stdout).not.toMatch(/COMPLETED|RUNNING|TERMINATED/);
+
+      // Jobs started with the attributes are found by outcome; the old one only by a plain ls.
+      expect(listed((await cli(['ls', '--outcome', 'max_turns'], env)).stdout)).toEqual(['out-max']);
+      expect(listed((await cli(['ls', '--outcome', 'aborted'], env)).stdout)).toEqual(['out-parked']);
+      expect(listed((await cli(['ls', '--outcome', 'outside'], env)).stdout)).toEqual(['out-term']);
+      expect(listed((await cli(['ls', '--outcome', 'terminated'], env)).stdout)).toEqual(['out-term']);
+      expect((await cli(['ls', '--outcome', 'failed'], env)).stdout).toContain('no failed jobs');
+      expect(listed((await cli(['ls', '--outcome', 'completed'], env)).stdout)).toEqual(['out-completed']);
+      expect((await cli(['ls', '--outcome', 'running'], env)).stdout).toContain('no running jobs');
+
+      const unknown = await cli(['ls', '--outcome', 'finished'], env);
+      expect(unknown.code).toBe(1);
+      expect(unknown.stderr).toContain('"finished" is not an outcome. Use one of: running, completed, max_turns,');
+      expect(unknown.stderr).toContain('or a group: failed');
+      expect(unknown.stderr).not.toMatch(/\n\s+at /);
+    },
+    SLOW_MS,
+  );
+
+  test(
+    'an outside client sees the search attributes, the activity summaries and the final details',
+    async () => {
+      const found = JSON.parse(
+        temporal(['workflow', 'list', '--query', `DurableAgentOutcome = 'max_turns'`, '--output', 'json'], address),
+      ) as Array<{ execution: { workflowId: string } }>;
+      expect(found.map((w) => w.execution.workflowId)).toEqual(['out-max']);
+
+      const described = await client.workflow.getHandle('out-completed').describe();
+      const attributes = Object.fromEntries(described.typedSearchAttributes.getAll().map((p) => [p.key.name, p.value]));
+      expect(attributes).toMatchObject({
+        DurableAgentOutcome: 'completed',
+        DurableAgentTurns: 3,
+        DurableAgentModel: 'claude-sonnet-5-5',
+        DurableAgentWorkspace: fs.realpathSync(workspace),
+      });
+
+      const history = JSON.parse(
+        temporal(['workflow', 'show', '--workflow-id', 'out-completed', '--output', 'json'], address),
+      ) as { events: Array<{ eventType: string; userMetadata?: { summary?: { data?: string } } }> };
+      const summaries = history.events
+        .filter((e) => e.eventType === 'EVENT_TYPE_ACTIVITY_TASK_SCHEDULED')
+        .map((e) => (e.userMetadata?.summary ? decode(e.userMetadata.summary) : undefined));
+      expect(summaries).toEqual(
+        expect.arrayContaining([
+          'turn 1 · model claude-sonnet-5-5',
+          'turn 1 · Grep login|auth in src',
+          'turn 2 · Read src/auth/login.ts',
+          'turn 3 · model claude-sonnet-5-5',
+        ]),
+      );
+      expect(summaries.every((summary) => typeof summary === 'string' && summary.length > 0)).toBe(true);
+
+      const metadata = (await client.workflow.getHandle('out-completed').query('__temporal_workflow_metadata')) as {
+        currentDetails?: string;
+      };
+      expect(metadata.currentDetails).toBe('**completed** after 3 turns');
+    },
+    SLOW_MS,
+  );
+
+  test(
+    'ls in a pipe that closes early prints nothing on stderr',
+    async () => {
+      const head = await new Promise<CliResult>((resolve) => {
+        const child = spawn(
+          'sh',
+          ['-c', `"${process.execPath}" ${cliArgs.map((a) => `"${a}"`).join(' ')} ls | head -1`],
+          {
+            cwd: root,
+            env,
+          },
+        );
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+        child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+        child.on('exit', (code) => resolve({ code, stdout, stderr }));
+      });
+      expect(head.stderr).toBe('');
+      expect(head.stdout).toMatch(/^JOB\s+OUTCOME/);
+
+      // A reader gone before the first line is written: the write fails with EPIPE.
+      const gone = await new Promise<CliResult>((resolve) => {
+        const child = spawn(process.execPath, [...cliArgs, 'ls'], {
+          cwd: root,
+          env,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        child.stdout.destroy();
+        let stderr = '';
+        child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+        child.on('exit', (code) => resolve({ code, stdout: '', stderr }));
+      });
+      expect(gone.stderr).toBe('');
+      expect(gone.code).toBe(0);
+    },
+    SLOW_MS,
+  );
+
+  test(
+    'the embedded server keeps its ports across stop, and registers missing attributes on a server it reuses',
+    async () => {
+      const before = JSON.parse(fs.readFileSync(path.join(home, 'embedded-server.json'), 'utf8')) as {
+        port: number;
+        uiPort: number;
+      };
+      // A server started by an older version: one attribute missing, and no note of them in the record.
+      await connection.operatorService.removeSearchAttributes({
+        namespace: 'default',
+        searchAttributes: ['DurableAgentModel'],
+      });
+      const { searchAttributes: _, ...older } = JSON.parse(
+        fs.readFileSync(path.join(home, 'embedded-server.json'), 'utf8'),
+      );
+      fs.writeFileSync(path.join(home, 'embedded-server.json'), JSON.stringify(older));
+      expect((await cli(['ls'], env)).code).toBe(0);
+      const listedAttributes = await connection.operatorService.listSearchAttributes({ namespace: 'default' });
+      expect(Object.keys(listedAttributes.customAttributes ?? {})).toContain('DurableAgentModel');
+
+      expect((await cli(['stop'], env)).code).toBe(0);
+      const again = await cli(['ls', '--outcome', 'max_turns'], env);
+      expect(again.stderr).toBe('');
+      expect(listed(again.stdout)).toEqual(['out-max']);
+      const after = JSON.parse(fs.readFileSync(path.join(home, 'embedded-server.json'), 'utf8')) as {
+        port: number;
+        uiPort: number;
+      };
+      expect({ port: after.port, uiPort: after.uiPort }).toEqual({ port: before.port, uiPort: before.uiPort });
+    },
+    SLOW_MS,
+  );
+});
