@@ -159,7 +159,7 @@ describe('approvals through the CLI on the embedded default', () => {
       .split('\n')
       .slice(jobLine, jobLine + 2)
       .join('\n');
-    expect(jobLines).toContain('RUNNING');
+    expect(jobLines).toMatch(/^cli-always\s+running\s/);
     expect(jobLines).toContain('waiting_for_approval');
     expect(jobLines).toContain(
       'waiting for approval: Edit {"file_path":"app.txt","old_string":"one","new_string":"uno"} [e1]',
@@ -192,7 +192,7 @@ describe('approvals through the CLI on the embedded default', () => {
 
     const result = await cli(['result', 'cli-always', '--json'], env);
     expect(result.code).toBe(0);
-    const terminal = JSON.parse(result.stdout) as Terminal;
+    const terminal = (JSON.parse(result.stdout) as { terminal: Terminal }).terminal;
     expect(terminal).toMatchObject({ reason: 'completed', turnCount: 4, finalText: 'Both edits done.', denials: [] });
     expect(fs.readFileSync(path.join(workspace, 'app.txt'), 'utf8')).toBe('uno dos\n');
     expect(resultText(toolResultSent(server, prompt, 'e2'))).toContain('has been updated');
@@ -234,15 +234,21 @@ describe('approvals through the CLI on the embedded default', () => {
 
     const result = await cli(['result', 'cli-deny', '--json'], env);
     expect(result.code).toBe(0);
-    const terminal = JSON.parse(result.stdout) as Terminal;
+    const output = JSON.parse(result.stdout) as { terminal: Terminal; permission_denials: unknown[] };
+    const terminal = output.terminal;
     expect(terminal.reason).toBe('completed');
+    const toolInput = { file_path: 'app.txt', old_string: 'one', new_string: 'uno' };
     expect(terminal.denials).toEqual([
-      { toolUseId: 'e1', toolName: 'Edit', reason: 'Denied by the user: not in prod' },
+      { toolUseId: 'e1', toolName: 'Edit', toolInput, reason: 'Denied by the user: not in prod' },
+    ]);
+    // As claude -p lists them.
+    expect(output.permission_denials).toEqual([
+      { tool_name: 'Edit', tool_use_id: 'e1', tool_input: toolInput, reason: 'Denied by the user: not in prod' },
     ]);
     expect(fs.readFileSync(path.join(workspace, 'app.txt'), 'utf8')).toBe('one dos\n');
 
     const human = await cli(['result', 'cli-deny'], env);
-    expect(human.stdout).toContain('denied: Edit [e1] — Denied by the user: not in prod');
+    expect(human.stderr).toContain('denied: Edit [e1] — Denied by the user: not in prod');
 
     // What the model was told.
     const sent = toolResultSent(server, prompt, 'e1');
@@ -298,18 +304,19 @@ describe('approvals through the CLI on the embedded default', () => {
     let stdout = '';
     let stderr = '';
     const waiters: Array<() => void> = [];
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
+    // Text mode: the progress, the approval hints among it, goes to stderr; the answer to stdout.
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
       for (const wake of waiters.splice(0)) wake();
     });
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    const hints = () => stdout.split('needs approval').length - 1;
+    const hints = () => stderr.split('needs approval').length - 1;
     const waitForHints = async (n: number) => {
       const deadline = Date.now() + 60_000;
       while (hints() < n) {
         if (child.exitCode !== null) throw new Error(`run exited early (${child.exitCode}):\n${stdout}\n${stderr}`);
-        if (Date.now() > deadline) throw new Error(`no approval hint ${n} on stdout:\n${stdout}\n${stderr}`);
+        if (Date.now() > deadline) throw new Error(`no approval hint ${n} on stderr:\n${stdout}\n${stderr}`);
         await new Promise<void>((resolve) => {
           waiters.push(resolve);
           setTimeout(resolve, 500);
@@ -319,11 +326,13 @@ describe('approvals through the CLI on the embedded default', () => {
 
     try {
       await waitForHints(1);
-      expect(stdout).toContain(
+      expect(stderr).toContain(
         "⏸ Edit needs approval (Needs the user's approval: no rule in permissions.allow covers Edit of app.txt",
       );
-      expect(stdout).toContain('durable-agent approve cli-fg            # or --always to add Edit(./app.txt)');
-      expect(stdout).toContain('durable-agent deny cli-fg --reason "..."');
+      expect(stderr).toContain('durable-agent approve cli-fg            # or --always to add Edit(./app.txt)');
+      expect(stderr).toContain('durable-agent deny cli-fg --reason "..."');
+      // Nobody can answer at this run's (piped) stdin, and the mode can park: it said so first.
+      expect(stderr).toContain('nobody can answer an approval here (');
 
       expect((await cli(['approve', 'cli-fg'], env)).code).toBe(0);
       // A plain approve covers one call: the second Edit parks and gets its own hint.
@@ -332,10 +341,10 @@ describe('approvals through the CLI on the embedded default', () => {
 
       expect(await exited).toBe(0);
       expect(stderr).toContain('started job cli-fg');
-      expect(stdout).toContain('→ Edit {"file_path":"app.txt","old_string":"one","new_string":"uno"}');
-      expect(stdout).toContain('· approved: Edit');
-      expect(stdout).toContain('Both edits done.');
-      expect(stdout).toContain('Terminal: completed after 4 turns');
+      expect(stderr).toContain('→ Edit {"file_path":"app.txt","old_string":"one","new_string":"uno"}');
+      expect(stderr).toContain('· approved: Edit');
+      expect(stdout).toBe('Both edits done.\n');
+      expect(stderr).toContain('Terminal: completed after 4 turns');
       expect(hints()).toBe(2);
       expect(fs.readFileSync(path.join(workspace, 'app.txt'), 'utf8')).toBe('uno dos\n');
     } finally {

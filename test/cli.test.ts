@@ -63,15 +63,20 @@ describe('durable-agent CLI on the embedded default', () => {
   test('run follows the job to its Terminal; a second run with the same id does not start another', async () => {
     const first = await cli(['run', 'Check the login module', '--cwd', workspace, '--job-id', 'cli-job'], env);
     expect(first.stderr).toContain('started job cli-job on embedded Temporal server');
-    expect(first.stdout).toContain('→ Grep {"pattern":"login|auth"');
-    expect(first.stdout).toContain('← Read:');
-    expect(first.stdout).toContain('Terminal: completed after 3 turns');
+    // Text mode: the progress and the Terminal on stderr, only the answer on stdout.
+    expect(first.stderr).toContain('→ Grep {"pattern":"login|auth"');
+    expect(first.stderr).toContain('← Read:');
+    expect(first.stderr).toContain('Terminal: completed after 3 turns');
+    expect(first.stdout).not.toContain('Terminal:');
+    expect(first.stdout).not.toContain('→ Grep');
+    expect(first.stdout.trim().length).toBeGreaterThan(0);
     expect(first.code).toBe(0);
     expect(server.requests).toHaveLength(3);
 
     const again = await cli(['run', 'Check the login module', '--cwd', workspace, '--job-id', 'cli-job'], env);
     expect(again.stderr).toContain('job cli-job already ended (COMPLETED)');
-    expect(again.stdout).toContain('Terminal: completed after 3 turns');
+    expect(again.stderr).toContain('Terminal: completed after 3 turns');
+    expect(again.stdout).toBe(first.stdout);
     expect(again.code).toBe(0);
     expect(server.requests).toHaveLength(3);
 
@@ -79,7 +84,16 @@ describe('durable-agent CLI on the embedded default', () => {
     expect(JSON.parse(status.stdout)).toMatchObject({ status: 'COMPLETED', phase: 'finished', turnCount: 3 });
 
     const result = await cli(['result', 'cli-job', '--json'], env);
-    expect(JSON.parse(result.stdout)).toMatchObject({ reason: 'completed', turnCount: 3 });
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      type: 'result',
+      subtype: 'success',
+      is_error: false,
+      num_turns: 3,
+      session_id: 'cli-job',
+      job_id: 'cli-job',
+      terminal_reason: 'completed',
+      terminal: { reason: 'completed', turnCount: 3 },
+    });
   });
 
   test('a detached job can be inspected and aborted from another shell', async () => {
@@ -99,7 +113,9 @@ describe('durable-agent CLI on the embedded default', () => {
     expect((await cli(['abort', 'cli-abort', '--reason', 'changed my mind'], env)).code).toBe(0);
     const result = await cli(['result', 'cli-abort', '--json'], env);
     expect(JSON.parse(result.stdout)).toMatchObject({
-      reason: 'aborted_streaming',
+      subtype: 'error_during_execution',
+      is_error: true,
+      terminal_reason: 'aborted_streaming',
       detail: 'changed my mind; 1 queued user message(s) were not sent',
     });
     expect(result.code).toBe(3);

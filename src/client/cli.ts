@@ -1,4 +1,12 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Command, InvalidArgumentError } from 'commander';
+import { WorkflowFailedError } from '@temporalio/client';
+import type { WorkflowHandle } from '@temporalio/client';
+import { CancelledFailure, TerminatedFailure, TimeoutFailure } from '@temporalio/common';
+import { TOOL_DEFINITIONS } from '../shared/tools';
+import { packageRoot } from '../worker/package-root';
 import type { Terminal } from '../shared/terminal';
 import {
   abortSignal,
@@ -8,7 +16,10 @@ import {
   snapshotQuery,
   userMessageSignal,
 } from '../workflows/definitions';
-import { listJobs, pendingApprovalFor } from './approvals';
+import { explainCliError } from './cli-errors';
+import { pendingApprovalFor } from './approvals';
+import { listJobs, parseOutcome } from './job-list';
+import type { OutcomeFilter } from './job-list';
 import { dataHome } from './config';
 import { connect } from './connect';
 import type { Connected } from './connect';
@@ -16,8 +27,20 @@ import { runDemo } from './demo';
 import { stopEmbedded } from './embedded';
 import { follow, newJobId, startOrAttach } from './jobs';
 import { parseOlderThan, prune } from './prune';
+import { exportTranscript, parseExportFormat } from './export';
+import { withResume } from './resume';
+import type { ResumeFlags } from './resume';
 import { exitCodeFor, formatSnapshot, formatTerminal, stdoutOutput } from './render';
-import { buildSessionInput, parsePositiveInt } from './session-options';
+import {
+  chosenFormat,
+  endedFromOutsideMessage,
+  parseOutputFormat,
+  resultMessage,
+  stderrOutput,
+  StreamJsonPrinter,
+} from './output-format';
+import type { OutputFormat } from './output-format';
+import { buildSessionInput, parseBudgetUsd, headlessReason, parkWarning, parsePositiveInt } from './session-options';
 import type { RunFlags } from './session-options';
 
 /** Runs `fn` with a Temporal connection and closes it afterwards. */
@@ -30,29 +53,130 @@ async function withClient<T>(withWorker: boolean, fn: (connected: Connected) => 
   }
 }
 
+/** This package's version, from its package.json (the same file in a checkout and an install). */
+function packageVersion(): string {
+  const manifest = JSON.parse(fs.readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')) as {
+    version: string;
+  };
+  return manifest.version;
+}
+
 function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
 }
 
-/** `followed`: the reply text was already printed as the job ran, so only the Terminal follows. */
-function printTerminal(terminal: Terminal, json: boolean, followed = false): void {
-  if (json) stdoutOutput.write(JSON.stringify(terminal, null, 2));
-  else {
-    if (terminal.finalText && !followed) stdoutOutput.write(`\n${terminal.finalText}`);
-    stdoutOutput.write(`\n${formatTerminal(terminal)}`);
+/** `run`'s flags as commander hands them over. */
+type RunCommandFlags = RunFlags & {
+  jobId?: string;
+  taskQueue: string;
+  detach?: boolean;
+  json?: boolean;
+  outputFormat?: OutputFormat;
+  verbose?: boolean;
+} & ResumeFlags;
+
+/** How long `status` waits for a worker to answer the job's query. */
+const STATUS_QUERY_WAIT_MS = 15_000;
+
+/** A prompt from stdin goes into the job's input, which Temporal keeps in its history. */
+const MAX_STDIN_PROMPT_CHARS = 512 * 1024;
+
+/** The prompt argument, or stdin when it is left out or "-" (`git diff | durable-agent run`). */
+async function promptFrom(arg: string | undefined): Promise<string> {
+  if (arg !== undefined && arg !== '-') return arg;
+  if (process.stdin.isTTY) {
+    throw new InvalidArgumentError(
+      'No prompt: give it as an argument, e.g. durable-agent run "Check the login module", or pipe it on stdin.',
+    );
   }
-  process.exitCode = exitCodeFor(terminal);
+  let text = '';
+  for await (const chunk of process.stdin) {
+    text += (chunk as Buffer).toString('utf8');
+    if (text.length > MAX_STDIN_PROMPT_CHARS) {
+      throw new InvalidArgumentError(
+        `The prompt on stdin is over ${MAX_STDIN_PROMPT_CHARS} characters: put the material in a file in the workspace and ask the agent to read it.`,
+      );
+    }
+  }
+  return text;
+}
+
+/** How a job ended: its Terminal, or what Temporal says when it was ended from outside. */
+type Ended = { kind: 'terminal'; terminal: Terminal } | { kind: 'outside'; status: string; detail: string };
+
+/**
+ * Wait for a job's end (by `wait`, e.g. following it, else its result). A job terminated, timed
+ * out or cancelled with `temporal` or the UI has no Terminal; that is an ending too, not a crash.
+ */
+async function jobResult(
+  handle: WorkflowHandle,
+  wait: (handle: WorkflowHandle) => Promise<Terminal> = (h) => h.result() as Promise<Terminal>,
+): Promise<Ended> {
+  try {
+    return { kind: 'terminal', terminal: await wait(handle) };
+  } catch (error) {
+    if (!(error instanceof WorkflowFailedError)) throw error;
+    const status = (await handle.describe().catch(() => undefined))?.status.name ?? 'FAILED';
+    const cause = error.cause;
+    const detail =
+      cause instanceof TerminatedFailure
+        ? cause.message || 'terminated'
+        : cause instanceof TimeoutFailure
+          ? `timed out (${cause.timeoutType})`
+          : cause instanceof CancelledFailure
+            ? 'cancelled'
+            : (cause?.message ?? error.message);
+    return { kind: 'outside', status, detail };
+  }
+}
+
+/** Exit status of a job ended from outside (terminated, reset, timed out, cancelled). */
+const EXIT_ENDED_OUTSIDE = 5;
+
+/**
+ * Print how a job ended in the chosen format and set the exit status. In text, the answer goes
+ * whole to stdout and the summary to stderr, so `durable-agent run ... > answer.md` keeps only it.
+ */
+function printResult(
+  jobId: string,
+  ended: Ended,
+  format: OutputFormat,
+  streamJson?: StreamJsonPrinter,
+  followed = false,
+): void {
+  const message =
+    ended.kind === 'terminal'
+      ? resultMessage(jobId, ended.terminal)
+      : endedFromOutsideMessage(jobId, ended.status, ended.detail);
+  process.exitCode = ended.kind === 'terminal' ? exitCodeFor(ended.terminal) : EXIT_ENDED_OUTSIDE;
+  if (format === 'stream-json') {
+    (streamJson ?? new StreamJsonPrinter(stdoutOutput, jobId)).result(message);
+  } else if (format === 'json') {
+    stdoutOutput.write(JSON.stringify(ended.kind === 'terminal' ? { ...message, terminal: ended.terminal } : message));
+  } else if (ended.kind === 'terminal') {
+    // At a terminal the answer already streamed on stderr, to the same screen: once is enough.
+    const shown = followed && Boolean(process.stdout.isTTY && process.stderr.isTTY);
+    if (ended.terminal.finalText && !shown) {
+      process.stdout.write(`${ended.terminal.finalText.replace(/\n*$/, '')}\n`);
+    }
+    stderrOutput.write(`\n${formatTerminal(ended.terminal)}`);
+  } else {
+    stderrOutput.write(
+      `job ${jobId} was ${message.detail ?? ended.status}; it has no Terminal (see its history: temporal workflow show -w ${jobId})`,
+    );
+  }
 }
 
 export function buildProgram(): Command {
   const program = new Command('durable-agent')
     .description("Claude Code's agent loop as a durable Temporal workflow")
+    .version(packageVersion(), '-v, --version', 'print the version')
     .showHelpAfterError();
 
   program
     .command('run')
     .description('start a job (or attach to the running job with the same --job-id) and follow it')
-    .argument('<prompt>', 'what the agent should do')
+    .argument('[prompt]', 'what the agent should do; read from stdin when left out or "-"')
     .option('--cwd <dir>', 'workspace the agent works in', process.cwd())
     .option('--job-id <id>', 'name of the job (its workflow id); a running job with this id is attached to')
     .option('--model <model>', 'model (default: $ANTHROPIC_MODEL or claude-sonnet-5-5)')
@@ -61,13 +185,19 @@ export function buildProgram(): Command {
       'model(s) to switch to after repeated overload, tried in order (comma-separated, at most 3)',
     )
     .option('--max-turns <n>', 'stop before turn n+1', (v) => parsePositiveInt(v, '--max-turns'))
+    .option('--max-budget-usd <usd>', 'start no model call once the job has cost this much (USD)', parseBudgetUsd)
     .option('--max-tokens <n>', 'output tokens per model call', (v) => parsePositiveInt(v, '--max-tokens'))
     .option('--append-system-prompt <text>', 'text added to the system prompt')
     .option('--tools <names>', 'comma-separated tools to offer (default: all)')
-    .option('--permission-mode <mode>', 'default | acceptEdits | plan | bypassPermissions | dontAsk (CI: dontAsk)')
+    .option(
+      '--permission-mode <mode>',
+      'default | acceptEdits | plan | bypassPermissions | dontAsk (default dontAsk under CI=true or without a terminal)',
+    )
     .option('--allow <rule>', 'allow rule, Claude Code syntax, e.g. "Bash(npm test:*)"; repeatable', collect, [])
     .option('--deny <rule>', 'deny rule, e.g. "Read(./secrets/**)"; repeatable', collect, [])
     .option('--ask <rule>', 'ask rule: always park for approval; repeatable', collect, [])
+    .option('--allowedTools <rules>', 'allow rules as claude -p takes them, comma- or space-separated', collect, [])
+    .option('--disallowedTools <rules>', 'deny rules as claude -p takes them, comma- or space-separated', collect, [])
     .option(
       '--add-dir <dir>',
       'another directory Read, Glob, Grep and read-only Bash may reach; repeatable',
@@ -94,37 +224,61 @@ export function buildProgram(): Command {
     )
     .option('--on-approval-timeout <deny|allow>', 'what an unanswered approval becomes (default deny)')
     .option('--task-queue <name>', 'task queue of the workers', DEFAULT_TASK_QUEUE)
-    .option('--detach', 'start the job and return without following it')
-    .option('--json', 'print the Terminal as JSON')
-    .action(
-      async (
-        prompt: string,
-        flags: RunFlags & { jobId?: string; taskQueue: string; detach?: boolean; json?: boolean },
-      ) => {
-        const input = buildSessionInput(prompt, flags);
-        const jobId = flags.jobId ?? newJobId();
-        await withClient(true, async ({ client, description }) => {
-          const outcome = await startOrAttach(client, jobId, input, flags.taskQueue);
-          if (outcome.kind === 'finished') {
-            process.stderr.write(`job ${jobId} already ended (${outcome.status}); its result:\n`);
-            printTerminal(await outcome.handle.result(), flags.json ?? false);
-            return;
-          }
-          process.stderr.write(
-            `${outcome.kind === 'started' ? 'started' : 'attached to running'} job ${jobId} on ${description}\n`,
-          );
-          if (flags.detach) {
-            stdoutOutput.write(jobId);
-            return;
-          }
-          // At an interactive terminal a parked call is asked about here, as Claude Code asks.
-          const interactive = !flags.json && Boolean(process.stdin.isTTY && process.stdout.isTTY);
-          const approver = interactive ? (await import('./tty-approver')).ttyApprover : undefined;
-          const out = flags.json ? { write: () => undefined } : stdoutOutput;
-          printTerminal(await follow(outcome.handle, out, approver ? { approver } : {}), flags.json ?? false, true);
+    .option('--detach', 'start the job and return without following it (prints the job id)')
+    .option(
+      '--output-format <format>',
+      'text (progress on stderr, the answer on stdout) | json (one result object) | stream-json (one JSON message per line)',
+      parseOutputFormat,
+    )
+    .option('--json', 'same as --output-format json')
+    .option('--verbose', 'with json: print the progress on stderr too')
+    .option('--resume <id>', "start a new job that continues a finished job's conversation (its workspace and model)")
+    .option('--resume-from <file>', 'start a new job that continues a Claude Code session JSONL file')
+    .action(async (promptArg: string | undefined, flags: RunCommandFlags, command: Command) => {
+      const format = chosenFormat(flags);
+      const prompt = await promptFrom(promptArg);
+      const headless = headlessReason(process.env);
+      const input = await withResume(buildSessionInput(prompt, flags, process.env, headless), flags, {
+        cwd: command.getOptionValueSource('cwd') === 'cli',
+      });
+      const warning = parkWarning(input, headless);
+      if (warning) process.stderr.write(`${warning}\n`);
+      const jobId = flags.jobId ?? newJobId();
+      await withClient(true, async ({ client, description }) => {
+        const outcome = await startOrAttach(client, jobId, input, flags.taskQueue);
+        if (outcome.kind === 'finished') {
+          process.stderr.write(`job ${jobId} already ended (${outcome.status}); its result:\n`);
+          printResult(jobId, await jobResult(outcome.handle), format);
+          return;
+        }
+        process.stderr.write(
+          `${outcome.kind === 'started' ? 'started' : 'attached to running'} job ${jobId} on ${description}\n`,
+        );
+        if (flags.detach) {
+          stdoutOutput.write(jobId);
+          return;
+        }
+        const streamJson = format === 'stream-json' ? new StreamJsonPrinter(stdoutOutput, jobId) : undefined;
+        streamJson?.init({
+          jobId,
+          cwd: input.workspace,
+          model: input.model,
+          tools: input.tools ?? TOOL_DEFINITIONS.map((tool) => tool.name),
+          permissionMode: input.permissions?.mode ?? 'default',
         });
-      },
-    );
+        // At an interactive terminal a parked call is asked about here, as Claude Code asks.
+        const interactive = format === 'text' && headless === undefined && Boolean(process.stderr.isTTY);
+        const approver = interactive ? (await import('./tty-approver')).ttyApprover : undefined;
+        const progress = format === 'text' || flags.verbose ? stderrOutput : { write: () => undefined };
+        const ended = await jobResult(outcome.handle, (handle) =>
+          follow(handle, progress, {
+            ...(approver ? { approver } : {}),
+            ...(streamJson ? { printer: streamJson } : {}),
+          }),
+        );
+        printResult(jobId, ended, format, streamJson, format === 'text');
+      });
+    });
 
   program
     .command('approve')
@@ -171,11 +325,16 @@ export function buildProgram(): Command {
 
   program
     .command('ls')
-    .description('list recent jobs, with those waiting for approval and what they want to run')
+    .description('list recent jobs: outcome, turns, cost, model, age; parked ones with what they want to run')
     .option('--limit <n>', 'how many', (v) => parsePositiveInt(v, '--limit'), 20)
-    .action(async (flags: { limit: number }) => {
+    .option(
+      '--outcome <outcome>',
+      'only jobs that ended so (a Terminal reason, running, terminated, timed_out, cancelled) or a group: failed, aborted',
+      parseOutcome,
+    )
+    .action(async (flags: { limit: number; outcome?: OutcomeFilter }) => {
       await withClient(true, async ({ client }) => {
-        for (const line of await listJobs(client, flags.limit)) stdoutOutput.write(line);
+        for (const line of await listJobs(client, flags.limit, flags.outcome)) stdoutOutput.write(line);
       });
     });
 
@@ -188,9 +347,43 @@ export function buildProgram(): Command {
       await withClient(true, async ({ client }) => {
         const handle = client.workflow.getHandle(id);
         const description = await handle.describe();
-        const snapshot = await handle.query(snapshotQuery, 0);
+        const snapshot = await Promise.race([
+          handle.query(snapshotQuery, 0),
+          sleep(STATUS_QUERY_WAIT_MS, undefined, { ref: false }).then(() => undefined),
+        ]);
+        if (!snapshot) {
+          throw new Error(
+            `job ${id} is ${description.status.name}, but no worker answered its query within ${STATUS_QUERY_WAIT_MS / 1000} s: ` +
+              `start one for task queue ${description.taskQueue} with \`durable-agent worker --task-queue ${description.taskQueue}\`.`,
+          );
+        }
         if (flags.json) stdoutOutput.write(JSON.stringify({ status: description.status.name, ...snapshot }, null, 2));
         else stdoutOutput.write(`${formatSnapshot(id, snapshot)}\n  workflow status: ${description.status.name}`);
+      });
+    });
+
+  program
+    .command('tail')
+    .description(
+      'show what a job did so far, then follow it live to its end: turns, tool calls, retries, the reply as it ' +
+        'streams (Ctrl-C stops watching; the job keeps running)',
+    )
+    .argument('<id>', 'job id')
+    .action(async (id: string) => {
+      const { tailJob } = await import('./tail');
+      await withClient(true, async ({ client }) => {
+        const stop = new AbortController();
+        // The first Ctrl-C stops watching; a second one, handled by Node again, ends the process at once.
+        const onInterrupt = () => stop.abort();
+        process.once('SIGINT', onInterrupt);
+        try {
+          process.exitCode = await tailJob(client, id, stdoutOutput, {
+            signal: stop.signal,
+            notes: { write: (line) => process.stderr.write(`${line}\n`) },
+          });
+        } finally {
+          process.off('SIGINT', onInterrupt);
+        }
       });
     });
 
@@ -232,13 +425,32 @@ export function buildProgram(): Command {
     });
 
   program
-    .command('result')
-    .description("wait for a job's end and print its Terminal")
+    .command('export')
+    .description("write a finished job's transcript as Claude Code session JSONL (stdout by default)")
     .argument('<id>', 'job id')
-    .option('--json', 'print the Terminal as JSON')
-    .action(async (id: string, flags: { json?: boolean }) => {
+    .option('--format <format>', 'jsonl (the only one)', parseExportFormat, 'jsonl')
+    .option('--output <file>', 'write to this file instead of stdout')
+    .action(async (id: string, flags: { output?: string }) => {
+      await withClient(false, async ({ client }) => {
+        const { text, lines } = await exportTranscript(client, id);
+        if (flags.output === undefined) {
+          process.stdout.write(text);
+          return;
+        }
+        fs.writeFileSync(flags.output, text);
+        process.stderr.write(`wrote ${lines} lines to ${flags.output}\n`);
+      });
+    });
+
+  program
+    .command('result')
+    .description("wait for a job's end and print its result: the answer on stdout, the Terminal on stderr")
+    .argument('<id>', 'job id')
+    .option('--output-format <format>', 'text | json | stream-json (the result line only)', parseOutputFormat)
+    .option('--json', 'same as --output-format json')
+    .action(async (id: string, flags: { json?: boolean; outputFormat?: OutputFormat }) => {
       await withClient(true, async ({ client }) => {
-        printTerminal(await client.workflow.getHandle<() => Promise<Terminal>>(id).result(), flags.json ?? false);
+        printResult(id, await jobResult(client.workflow.getHandle(id)), chosenFormat(flags));
       });
     });
 
@@ -327,10 +539,15 @@ export function buildProgram(): Command {
 }
 
 export async function main(argv: string[]): Promise<void> {
+  // A reader that stopped reading (`ls | head`) is not an error: stop quietly, as other tools do.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(0);
+    throw error;
+  });
   try {
     await buildProgram().parseAsync(argv);
   } catch (error) {
-    process.stderr.write(`durable-agent: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(`durable-agent: ${explainCliError(error)}\n`);
     process.exitCode = 1;
   }
 }

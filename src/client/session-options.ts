@@ -30,12 +30,47 @@ export interface RunFlags {
   stopHookTimeout?: number;
   /** commander's `--no-sandbox`: false when given. */
   sandbox?: boolean;
+  /** `--max-budget-usd`, parsed by {@link parseBudgetUsd}. */
+  maxBudgetUsd?: number;
+  /** Claude Code's `--allowedTools` / `--disallowedTools`: rule lists, comma- or space-separated. */
+  allowedTools?: string[];
+  disallowedTools?: string[];
 }
 
 /** `CI=true` (or 1): the run is a pipeline's, and nobody vets the workspace it checks out. */
 export function isCiEnvironment(env: NodeJS.ProcessEnv): boolean {
   const value = env.CI?.trim().toLowerCase();
   return value !== undefined && value !== '' && value !== 'false' && value !== '0';
+}
+
+/**
+ * Why nobody can answer an approval in this run (a pipeline, or no terminal to ask at), or
+ * undefined at an interactive terminal. Such a run defaults to `dontAsk`, so it never parks.
+ */
+export function headlessReason(env: NodeJS.ProcessEnv, stdinIsTTY = Boolean(process.stdin.isTTY)): string | undefined {
+  if (isCiEnvironment(env)) return 'CI is set';
+  if (!stdinIsTTY) return 'no terminal on stdin';
+  return undefined;
+}
+
+/**
+ * One `--allowedTools` / `--disallowedTools` value as Claude Code takes it: rules separated by
+ * commas or spaces, where the parentheses of a rule may hold either (`Bash(git log:*) Read`).
+ */
+export function splitToolRules(value: string): string[] {
+  const rules: string[] = [];
+  let current = '';
+  let depth = 0;
+  for (const char of value) {
+    if (char === '(') depth += 1;
+    if (char === ')') depth = Math.max(0, depth - 1);
+    if (depth === 0 && (char === ',' || /\s/.test(char))) {
+      if (current) rules.push(current);
+      current = '';
+    } else current += char;
+  }
+  if (current) rules.push(current);
+  return rules;
 }
 
 function parseSettingSources(text: string | undefined): SettingSource[] | undefined {
@@ -60,11 +95,29 @@ export function parsePositiveInt(value: string, name = 'value'): number {
   return n;
 }
 
+/** `--max-budget-usd`: a positive amount of USD written as a plain decimal, e.g. 5 or 0.50. */
+export function parseBudgetUsd(value: string): number {
+  const text = value.trim();
+  const usd = Number(text);
+  if (!/^(\d+(\.\d*)?|\.\d+)$/.test(text) || !Number.isFinite(usd) || usd <= 0) {
+    throw new InvalidArgumentError(
+      `--max-budget-usd must be a positive amount in USD written as a decimal, e.g. --max-budget-usd 5 or 0.50 (got "${value}").`,
+    );
+  }
+  return usd;
+}
+
 /**
  * Check a job's settings before anything starts and build its input. Every problem is reported
  * with what is wrong and how to fix it; no model call is made for a job that cannot run.
  */
-export function buildSessionInput(prompt: string, flags: RunFlags, env: NodeJS.ProcessEnv = process.env): SessionInput {
+export function buildSessionInput(
+  prompt: string,
+  flags: RunFlags,
+  env: NodeJS.ProcessEnv = process.env,
+  /** Set for a run nobody can answer approvals in (`headlessReason`): the mode defaults to dontAsk. */
+  headless?: string,
+): SessionInput {
   if (!prompt.trim())
     throw new InvalidArgumentError(
       'The prompt is empty: say what the agent should do, e.g. durable-agent run "Check the login module".',
@@ -88,13 +141,14 @@ export function buildSessionInput(prompt: string, flags: RunFlags, env: NodeJS.P
   const unknown = tools?.filter((name) => !getToolDefinition(name));
   if (unknown?.length) throw new InvalidArgumentError(`Unknown tool(s) in --tools: ${unknown.join(', ')}.`);
   const settingSources = parseSettingSources(flags.settingSources);
-  const permissions = buildPermissions(flags, isCiEnvironment(env));
+  const permissions = buildPermissions(flags, isCiEnvironment(env), headless);
   return {
     prompt,
     workspace: stat ? fs.realpathSync(workspace) : workspace,
     model: flags.model ?? env.ANTHROPIC_MODEL ?? DEFAULT_MODEL,
     ...fallbackModels(flags.fallbackModel, flags.model ?? env.ANTHROPIC_MODEL ?? DEFAULT_MODEL),
     ...(flags.maxTurns !== undefined ? { maxTurns: flags.maxTurns } : {}),
+    ...(flags.maxBudgetUsd !== undefined ? { maxBudgetUsd: flags.maxBudgetUsd } : {}),
     ...(flags.maxTokens !== undefined ? { maxTokens: flags.maxTokens } : {}),
     ...(flags.appendSystemPrompt ? { appendSystemPrompt: flags.appendSystemPrompt } : {}),
     ...(tools ? { tools } : {}),
@@ -154,7 +208,7 @@ function fallbackModels(
     : { fallbackModel: models[0] as string, fallbackModels: models };
 }
 
-function buildPermissions(flags: RunFlags, ci: boolean): SessionPermissions | undefined {
+function buildPermissions(flags: RunFlags, ci: boolean, headless: string | undefined): SessionPermissions | undefined {
   if (flags.permissionMode !== undefined && !isPermissionMode(flags.permissionMode)) {
     throw new InvalidArgumentError(
       `--permission-mode "${flags.permissionMode}" is not one of ${PERMISSION_MODES.join(', ')}.`,
@@ -167,7 +221,11 @@ function buildPermissions(flags: RunFlags, ci: boolean): SessionPermissions | un
   ) {
     throw new InvalidArgumentError(`--on-approval-timeout must be deny or allow (got "${flags.onApprovalTimeout}").`);
   }
-  const rules = { allow: flags.allow ?? [], ask: flags.ask ?? [], deny: flags.deny ?? [] };
+  const rules = {
+    allow: [...(flags.allow ?? []), ...(flags.allowedTools ?? []).flatMap(splitToolRules)],
+    ask: flags.ask ?? [],
+    deny: [...(flags.deny ?? []), ...(flags.disallowedTools ?? []).flatMap(splitToolRules)],
+  };
   const problems = validateRules(rules);
   if (problems.length > 0) throw new InvalidArgumentError(`Invalid permission rule(s):\n  ${problems.join('\n  ')}`);
   const additionalDirectories = (flags.addDir ?? []).map((dir) => {
@@ -177,8 +235,15 @@ function buildPermissions(flags: RunFlags, ci: boolean): SessionPermissions | un
     }
     return fs.realpathSync(absolute);
   });
+  const headlessDefault = headless !== undefined && flags.permissionMode === undefined;
   const permissions: SessionPermissions = {
     ...(flags.permissionMode ? { mode: flags.permissionMode } : {}),
+    ...(headlessDefault
+      ? {
+          mode: 'dontAsk' as const,
+          modeSource: `the headless default (${headless}: nobody can answer an approval; --permission-mode chooses another mode)`,
+        }
+      : {}),
     ...(additionalDirectories.length ? { additionalDirectories } : {}),
     ...(ci ? { restrictWorkspace: true } : {}),
     ...(rules.allow.length ? { allow: rules.allow } : {}),
@@ -188,4 +253,23 @@ function buildPermissions(flags: RunFlags, ci: boolean): SessionPermissions | un
     ...(flags.onApprovalTimeout ? { onApprovalTimeout: flags.onApprovalTimeout } : {}),
   };
   return Object.keys(permissions).length > 0 ? permissions : undefined;
+}
+
+/**
+ * What a headless run that can still park prints before it starts: with any mode but dontAsk, a
+ * call the rules ask about waits for `approve` or `deny` from another shell.
+ */
+export function parkWarning(input: SessionInput, headless: string | undefined): string | undefined {
+  const mode = input.permissions?.mode;
+  if (headless === undefined || mode === undefined || mode === 'dontAsk') return undefined;
+  const timeoutMs = input.permissions?.approvalTimeoutMs;
+  const bound =
+    timeoutMs !== undefined
+      ? `after ${timeoutMs / 1000} s it is ${input.permissions?.onApprovalTimeout === 'allow' ? 'allowed' : 'denied'} (--approval-timeout)`
+      : 'it waits with no limit; --approval-timeout N ends the wait';
+  return (
+    `durable-agent: nobody can answer an approval here (${headless}), and --permission-mode ${mode} ` +
+    `parks a call the rules ask about until \`durable-agent approve <id>\` or \`deny <id>\` from another shell; ` +
+    `${bound}, and --permission-mode dontAsk refuses such calls instead.`
+  );
 }

@@ -15,7 +15,7 @@ const CHOICES: Record<string, ApprovalChoice> = {
  * the rest of the job), no, or Enter to leave the call parked for `approve`/`deny` from another shell.
  */
 export const ttyApprover: Approver = async (pending, signal) => {
-  const rl = readline.createInterface({ input: process.stdin, output: process.stdout });
+  const rl = readline.createInterface({ input: process.stdin, output: process.stderr });
   try {
     for (;;) {
       const answer = (
@@ -34,7 +34,7 @@ export const ttyApprover: Approver = async (pending, signal) => {
     }
   } catch {
     // Withdrawn: the call was answered elsewhere or the job ended.
-    process.stdout.write('\n');
+    process.stderr.write('\n');
     return 'skip';
   } finally {
     rl.close();
