@@ -4,6 +4,7 @@ import type { Usage } from '../shared/messages';
 import type { SessionEvent } from '../shared/session';
 import type { Terminal, TerminalReason } from '../shared/terminal';
 import { streamOutput } from './render';
+import type { FollowEvent } from './live-events';
 import type { Output } from './render';
 
 /** Progress and summaries in text mode: stdout is kept for the answer. */
@@ -185,7 +186,8 @@ export interface InitFacts {
  * `--output-format stream-json`: one JSON object per line in Claude Code's message shapes. Each
  * content block is its own `assistant` line and each tool result its own `user` line, as Claude
  * Code streams them; text, tool inputs and results carry what the job's progress log keeps (2,000
- * characters per block; `export` gives them whole). Notices are `system` lines of subtype `notice`.
+ * characters per block; `export` gives them whole). Notices are `system` lines of subtype `notice`,
+ * retries `api_retry` (as Claude Code reports its own) and parked calls `approval_needed`.
  */
 export class StreamJsonPrinter {
   lastSeq = 0;
@@ -210,6 +212,44 @@ export class StreamJsonPrinter {
       permissionMode: facts.permissionMode,
       job_id: facts.jobId,
     });
+  }
+
+  /** What `follow()` sees: the job's events, and retries and parked calls as `system` lines. */
+  onEvent(event: FollowEvent): void {
+    switch (event.kind) {
+      case 'assistant_text':
+        this.print([{ seq: event.seq, turn: event.turn, kind: 'assistant_text', text: event.text }]);
+        break;
+      case 'tool_call':
+      case 'tool_result':
+      case 'notice':
+        this.print([event]);
+        break;
+      case 'retry':
+        this.line({
+          type: 'system',
+          subtype: 'api_retry',
+          what: event.what,
+          attempt: event.nextAttempt,
+          max_retries: event.maximumAttempts > 0 ? event.maximumAttempts - 1 : null,
+          retry_delay_ms: event.nextAttemptAt !== undefined ? Math.max(0, event.nextAttemptAt - Date.now()) : null,
+          error: event.cause,
+          turn: event.turn,
+        });
+        break;
+      case 'approval_needed':
+        this.line({
+          type: 'system',
+          subtype: 'approval_needed',
+          tool_name: event.pending.toolName,
+          tool_use_id: event.pending.toolUseId,
+          reason: event.pending.reason,
+          turn: event.turn,
+        });
+        break;
+      default:
+        break;
+    }
   }
 
   print(events: SessionEvent[]): void {
