@@ -171,7 +171,7 @@ export function buildProgram(): Command {
   const program = new Command('durable-agent')
     .description("Claude Code's agent loop as a durable Temporal workflow")
     .version(packageVersion(), '-v, --version', 'print the version')
-    .showHelpAfterError();
+    .showHelpAfterError('(add --help to see the options)');
 
   program
     .command('run')
