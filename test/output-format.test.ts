@@ -1,3 +1,4 @@
+import { explainCliError } from '../src/client/cli-errors';
 import { resultMessage, resultSubtype, StreamJsonPrinter } from '../src/client/output-format';
 import { splitToolRules } from '../src/client/session-options';
 import type { Terminal } from '../src/shared/terminal';
@@ -96,5 +97,18 @@ describe('--allowedTools as claude -p takes it', () => {
   test('commas and spaces separate rules, except inside a rule', () => {
     expect(splitToolRules('Read Bash(git log:*),Edit')).toEqual(['Read', 'Bash(git log:*)', 'Edit']);
     expect(splitToolRules(' Bash(npm run test, lint) ,, ')).toEqual(['Bash(npm run test, lint)']);
+  });
+});
+
+describe('expected failures, in one line', () => {
+  test("Temporal's own connection error is explained; a message durable-agent wrote is kept", () => {
+    const env = { TEMPORAL_ADDRESS: '127.0.0.1:1' };
+    expect(explainCliError(new Error('Failed to connect before the deadline'), env)).toBe(
+      'no Temporal server answers at 127.0.0.1:1 (TEMPORAL_ADDRESS): start it, check the address, or unset TEMPORAL_ADDRESS to use the embedded server.',
+    );
+    class Refused extends Error {}
+    const own =
+      'prune refused, nothing was deleted: Temporal at 127.0.0.1:1 cannot be reached (Failed to connect before the deadline)';
+    expect(explainCliError(new Refused(own), env)).toBe(own);
   });
 });

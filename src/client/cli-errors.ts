@@ -21,6 +21,11 @@ function safeTarget(env: NodeJS.ProcessEnv): ReturnType<typeof temporalTargetFro
   }
 }
 
+/** An error as the Temporal client or gRPC raised it, not one durable-agent wrote. */
+function isRawTemporalError(error: unknown): boolean {
+  return error instanceof ServiceError || !(error instanceof Error) || error.constructor === Error;
+}
+
 function grpcCode(error: unknown): number | undefined {
   const cause = error instanceof ServiceError ? error.cause : error;
   const code = (cause as { code?: unknown } | undefined)?.code;
@@ -41,6 +46,8 @@ export function explainCliError(error: unknown, env: NodeJS.ProcessEnv = process
     return `the namespace "${error.namespace}" does not exist on ${where(env)}: set TEMPORAL_NAMESPACE to one that does.`;
   }
   const message = error instanceof Error ? error.message : String(error);
+  // The project's own errors (a prune refusal, a configuration error) already say what to do.
+  if (!isRawTemporalError(error)) return message;
   const target = safeTarget(env);
   if (
     /Failed to connect before the deadline|ECONNREFUSED|Channel has been shut down/i.test(message) ||
