@@ -11,6 +11,12 @@ import { dataHome, formatAge, retentionFromEnv } from './config';
 import { freePort, isListening, isProcessAlive } from './free-port';
 import { findTemporalBinary } from './temporal-binary';
 import { handOverSecrets, secretHandoffSpawn } from '../worker/secret-handoff';
+import {
+  DEFAULT_SHUTDOWN_GRACE_MS,
+  SHUTDOWN_FORCE_MARGIN_MS,
+  formatGrace,
+  shutdownGraceFromEnv,
+} from '../worker/shutdown-grace';
 import { isSecretEnvName } from '../activities/tools/bash-env';
 import { JOB_SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 
@@ -26,6 +32,8 @@ interface ProcessRecord {
   searchAttributes?: string[];
   /** The worker's: whether it was started with model credentials (absent in older records). */
   modelCredentials?: boolean;
+  /** The worker's: how long it lets running tools finish after SIGTERM (absent in older records). */
+  shutdownGraceMs?: number;
 }
 
 /** True when `env` holds what a worker needs for model calls. */
@@ -338,13 +346,22 @@ export async function ensureEmbeddedWorker(
       port: Number(server.address.split(':')[1]),
       startedAt: new Date().toISOString(),
       modelCredentials: hasModelCredentials(process.env),
+      shutdownGraceMs: graceOf(process.env),
     });
     return { pid: child.pid, started: true };
   });
 }
 
-/** Stop the embedded server and worker, if running. Jobs stay in the database for next time. */
-export async function stopEmbedded(home = dataHome()): Promise<string[]> {
+/**
+ * Stop the embedded server and worker, if running. Jobs stay in the database for next time. The
+ * worker goes first and is given its shutdown grace time (`DURABLE_AGENT_SHUTDOWN_GRACE`, default
+ * 11 minutes) to let its running tools finish while the server still takes their results; it exits
+ * as soon as they have, at once when none runs. `onWait` hears once that it is waiting.
+ */
+export async function stopEmbedded(
+  home = dataHome(),
+  onWait: (message: string) => void = (message) => process.stderr.write(`${message}\n`),
+): Promise<string[]> {
   const stopped: string[] = [];
   for (const [name, label] of [
     [WORKER_RECORD, 'worker'],
@@ -352,7 +369,17 @@ export async function stopEmbedded(home = dataHome()): Promise<string[]> {
   ] as const) {
     const record = readRecord(home, name);
     if (record && isProcessAlive(record.pid)) {
-      await stopProcess(record.pid);
+      if (name === WORKER_RECORD) {
+        const graceMs = record.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
+        await stopProcess(record.pid, graceMs + SHUTDOWN_FORCE_MARGIN_MS, () =>
+          onWait(
+            `· waiting for the background worker (pid ${record.pid}) to let its running tools finish ` +
+              `(at most ${formatGrace(graceMs)}; its log: ${path.join(home, 'logs', 'worker.log')})`,
+          ),
+        );
+      } else {
+        await stopProcess(record.pid);
+      }
       stopped.push(`${label} (pid ${record.pid})`);
     }
     fs.rmSync(path.join(home, name), { force: true });
@@ -360,11 +387,28 @@ export async function stopEmbedded(home = dataHome()): Promise<string[]> {
   return stopped;
 }
 
-/** SIGTERM, then SIGKILL if it is still there after 10 s. */
-async function stopProcess(pid: number): Promise<void> {
+/** The shutdown grace time a worker started from `env` will use; the default when `env`'s is unreadable. */
+function graceOf(env: NodeJS.ProcessEnv): number {
+  try {
+    return shutdownGraceFromEnv(env);
+  } catch {
+    return DEFAULT_SHUTDOWN_GRACE_MS;
+  }
+}
+
+/** SIGTERM, then SIGKILL if it is still there after `waitMs` (`onSlow` is told after 2 s). */
+async function stopProcess(pid: number, waitMs = 10_000, onSlow?: () => void): Promise<void> {
   process.kill(pid, 'SIGTERM');
-  const deadline = Date.now() + 10_000;
-  while (isProcessAlive(pid) && Date.now() < deadline) await sleep(100);
+  const startedAt = Date.now();
+  const deadline = startedAt + waitMs;
+  let told = false;
+  while (isProcessAlive(pid) && Date.now() < deadline) {
+    if (!told && onSlow && Date.now() - startedAt > 2_000) {
+      told = true;
+      onSlow();
+    }
+    await sleep(100);
+  }
   if (isProcessAlive(pid)) process.kill(pid, 'SIGKILL');
 }
 

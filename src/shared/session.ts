@@ -35,6 +35,28 @@ export const DEFAULT_SESSION_TIMEOUTS: SessionTimeouts = {
   toolHeartbeatMs: 30_000,
 };
 
+/**
+ * Time allowed per output token a model call may ask for, on top of `modelStartToCloseMs`: 50 ms
+ * is 20 tokens a second, slower than any model streams, so a 64k-token reply (max-output
+ * recovery's limit) gets 15 + 53 minutes. The heartbeat and the stream-idle detector find a dead
+ * stream long before; this only stops a call that streams for ever.
+ */
+export const MODEL_MS_PER_OUTPUT_TOKEN = 50;
+
+/** The most any model call may run, whatever its `max_tokens`. */
+export const MODEL_START_TO_CLOSE_CAP_MS = 2 * 60 * 60_000;
+
+/**
+ * The start-to-close timeout of a model call that may write up to `maxTokens` tokens:
+ * `modelStartToCloseMs` plus {@link MODEL_MS_PER_OUTPUT_TOKEN} per token, at most
+ * {@link MODEL_START_TO_CLOSE_CAP_MS} (or `modelStartToCloseMs` when that is larger).
+ */
+export function modelStartToCloseMs(timeouts: SessionTimeouts, maxTokens: number): number {
+  const floor = timeouts.modelStartToCloseMs;
+  const tokens = Number.isFinite(maxTokens) && maxTokens > 0 ? Math.ceil(maxTokens) : 0;
+  return Math.max(floor, Math.min(MODEL_START_TO_CLOSE_CAP_MS, floor + tokens * MODEL_MS_PER_OUTPUT_TOKEN));
+}
+
 /** What `durable-agent run` (or any client) starts a job with. Never holds a secret. */
 export interface SessionInput {
   prompt: string;

@@ -1,11 +1,28 @@
-import { proxyActivities } from '@temporalio/workflow';
+import { ActivityCancellationType, patched, proxyActivities } from '@temporalio/workflow';
 import type { ActivityOptions } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import { hookTimeoutSec } from '../shared/hooks';
+import { modelStartToCloseMs } from '../shared/session';
 import type { SessionTimeouts } from '../shared/session';
 import { activitySummary, toolCallLabel } from './progress-details';
 
 type Activities = ReturnType<typeof createActivities>;
+
+/**
+ * Jobs recorded before this patch cancelled their tool and hook activities with `TRY_CANCEL`: an
+ * abort resolved at once, and the Terminal could be written while a Bash still ran. Newer jobs wait
+ * until the activity has stopped (`WAIT_CANCELLATION_COMPLETED`), so the Terminal comes after the
+ * tools. Asked right before each such activity is scheduled, so a job that started on older code
+ * keeps its old behaviour while it replays and takes the new one from its next tool call on.
+ */
+export const ABORT_WAITS_FOR_TOOLS_PATCH = 'abort-waits-for-tools';
+
+/** How a tool or hook activity is cancelled: after it stopped, for every job that is not an old replay. */
+function toolCancellationType(): ActivityCancellationType {
+  return patched(ABORT_WAITS_FOR_TOOLS_PATCH)
+    ? ActivityCancellationType.WAIT_CANCELLATION_COMPLETED
+    : ActivityCancellationType.TRY_CANCEL;
+}
 
 /**
  * Activity stubs with this session's timeouts. Every call gets a summary naming its turn and what
@@ -13,8 +30,8 @@ type Activities = ReturnType<typeof createActivities>;
  * calls get one stub per `tool_use_id` so the activity id names the call too.
  */
 export function sessionActivities(timeouts: SessionTimeouts, turn: () => number = () => 0) {
+  // Each call's start-to-close timeout comes from its max_tokens (`modelStartToCloseMs`).
   const modelOptions: ActivityOptions = {
-    startToCloseTimeout: timeouts.modelStartToCloseMs,
     heartbeatTimeout: timeouts.modelHeartbeatMs,
     retry: {
       initialInterval: timeouts.modelRetryInitialMs,
@@ -26,7 +43,6 @@ export function sessionActivities(timeouts: SessionTimeouts, turn: () => number 
   // A compaction is a model call like any other, but fewer attempts: the loop counts a failed
   // compaction and goes on without it rather than waiting out twenty retries.
   const compactionOptions: ActivityOptions = {
-    startToCloseTimeout: timeouts.modelStartToCloseMs,
     heartbeatTimeout: timeouts.modelHeartbeatMs,
     retry: {
       initialInterval: timeouts.modelRetryInitialMs,
@@ -56,6 +72,7 @@ export function sessionActivities(timeouts: SessionTimeouts, turn: () => number 
       startToCloseTimeout: 20 * 60_000,
       heartbeatTimeout: timeouts.toolHeartbeatMs,
       retry: { initialInterval: 1_000, maximumAttempts: 5 },
+      cancellationType: toolCancellationType(),
     });
   // All of an event's hooks run in one activity, in parallel: it may take as long as the slowest.
   const hookStub = (key: string, input: Parameters<Activities['runHooks']>[0]) =>
@@ -66,17 +83,21 @@ export function sessionActivities(timeouts: SessionTimeouts, turn: () => number 
       heartbeatTimeout: timeouts.toolHeartbeatMs,
       // A retry runs the hooks again; that only happens when a worker died mid-run.
       retry: { initialInterval: 1_000, maximumAttempts: 3 },
+      cancellationType: toolCancellationType(),
     });
   const setup = (what: string) => `setup · ${what}`;
   return {
     callModel: (input: Parameters<Activities['callModel']>[0]) =>
       proxyActivities<Pick<Activities, 'callModel'>>({
         ...modelOptions,
+        // Long enough for the longest reply the call may ask for (max-output recovery asks for 64k).
+        startToCloseTimeout: modelStartToCloseMs(timeouts, input.maxTokens),
         summary: activitySummary(turn(), `model ${input.model}`),
       }).callModel(input),
     compactConversation: (input: Parameters<Activities['compactConversation']>[0]) =>
       proxyActivities<Pick<Activities, 'compactConversation'>>({
         ...compactionOptions,
+        startToCloseTimeout: modelStartToCloseMs(timeouts, input.maxSummaryTokens),
         summary: activitySummary(turn(), `compact (${input.trigger}) · model ${input.model}`),
       }).compactConversation(input),
     buildSystemPrompt: (input: Parameters<Activities['buildSystemPrompt']>[0]) =>

@@ -111,6 +111,8 @@ export async function spawnWorkerProcess(options: {
     DURABLE_AGENT_TASK_QUEUE: options.taskQueue,
     DURABLE_AGENT_HOME: options.home,
     DURABLE_AGENT_STREAM_IDLE_MS: '5000',
+    // A test's clean-up SIGTERM must not wait the production 11 minutes for a tool it left running.
+    DURABLE_AGENT_SHUTDOWN_GRACE: '5s',
     ...(options.secrets ? {} : { ANTHROPIC_API_KEY: 'test-key' }),
     ANTHROPIC_BASE_URL: options.modelUrl,
     ...options.extraEnv,

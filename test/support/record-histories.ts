@@ -163,6 +163,16 @@ const scenarios: Scenario[] = [
     },
   },
   {
+    // Recorded after the abort-waits-for-tools patch: the workflow waits for the Bash activity's
+    // cancellation before it writes the Terminal (abort-during-tools is the job before it).
+    name: 'abort-waits-for-tools',
+    session: { replies: [{ content: [bash('w1', 'sleep 30; echo late >> effects.log')] }] },
+    drive: async (handle) => {
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      await handle.signal(abortSignal, 'recording an abort that waits for the tools');
+    },
+  },
+  {
     name: 'max-turns-and-user-message',
     input: { maxTurns: 2 },
     session: {
