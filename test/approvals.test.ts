@@ -277,8 +277,8 @@ describe('approvals and journals across worker crashes', () => {
       expect(fs.readFileSync(path.join(workspace, 'app.txt'), 'utf8')).toBe('uno dos\n');
       expect(toolResultFor(server, 'e1')).toContain('has been updated');
       expect(toolResultFor(server, 'e1')).not.toContain('is_error');
-      // The journal lives in the workspace and hides itself from git.
-      expect(fs.readFileSync(path.join(workspace, '.durable-agent', '.gitignore'), 'utf8')).toBe('*\n');
+      // The journal lives in the data directory: the workspace holds nothing of it.
+      expect(fs.existsSync(path.join(workspace, '.durable-agent'))).toBe(false);
     } finally {
       await worker.kill('SIGTERM');
       await server.close();

@@ -4,7 +4,8 @@ import { markReachable, objectPath, sweepObjects } from '../src/activities/store
 import { FileContentStore } from '../src/activities/store/content-store';
 import { TranscriptStore } from '../src/activities/store/transcript-store';
 import { ToolJournal } from '../src/activities/tool-journal';
-import { journalFolderName, sweepWorkspaceData } from '../src/activities/workspace-gc';
+import { journalFolderName, sweepDataHomes, sweepWorkspaceData } from '../src/activities/workspace-gc';
+import { workspaceHome } from '../src/activities/store/workspace-home';
 import { formatAge, parseAge, retentionFromEnv } from '../src/client/config';
 import { parseOlderThan } from '../src/client/prune';
 import { collectRefs } from '../src/client/prune-jobs';
@@ -211,35 +212,40 @@ describe("a job's roots", () => {
 });
 
 describe('journal entries and result files in workspaces', () => {
+  const entry = (toolUseId: string) => ({ status: 'started' as const, toolUseId, name: 'Bash', startedAt: 'then' });
+
   test('open and recent jobs keep their journal; old entries of others and unmentioned result files go', async () => {
+    const storeRoot = tempDir('gc-homes');
     const workspace = makeWorkspace({ 'app.txt': 'x\n' });
-    const openJournal = new ToolJournal(workspace, 'open-job/run-1');
-    const closedJournal = new ToolJournal(workspace, 'closed-job/run-1');
-    const entry = (toolUseId: string) => ({ status: 'started' as const, toolUseId, name: 'Bash', startedAt: 'then' });
+    const openJournal = await ToolJournal.open(storeRoot, workspace, 'open-job/run-1');
+    const closedJournal = await ToolJournal.open(storeRoot, workspace, 'closed-job/run-1');
     await openJournal.write(entry('o1'));
     await closedJournal.write(entry('c1'));
     await closedJournal.write(entry('c2'));
-    const results = path.join(workspace, '.durable-agent', 'tool-results');
+    const home = await workspaceHome(storeRoot, workspace);
+    const results = path.join(home, '.durable-agent', 'tool-results');
     fs.mkdirSync(results, { recursive: true });
     fs.writeFileSync(path.join(results, 'Bash-mentioned00000.txt'), 'still shown to an open job');
     fs.writeFileSync(path.join(results, 'Grep-forgotten00000.txt'), 'nobody points here');
-    age(path.join(workspace, '.durable-agent'), 2 * DAY);
+    age(home, 2 * DAY);
     fs.writeFileSync(path.join(results, 'result-justwritten00.txt'), 'a tool is still running');
 
-    const journalDir = path.join(workspace, '.durable-agent', 'journal');
+    const journalDir = path.join(home, 'journal');
     expect(fs.readdirSync(journalDir).sort()).toEqual(
       [journalFolderName('open-job/run-1'), journalFolderName('closed-job/run-1')].sort(),
     );
+    // Nothing of the journal is in the workspace.
+    expect(fs.existsSync(path.join(workspace, '.durable-agent'))).toBe(false);
     const options = {
       cutoffMs: Date.now() - DAY,
       keepJournals: new Set([journalFolderName('open-job/run-1')]),
       keepResultFiles: new Set(['Bash-mentioned00000.txt']),
     };
-    const dry = await sweepWorkspaceData(workspace, { ...options, dryRun: true });
+    const dry = await sweepDataHomes(storeRoot, { ...options, dryRun: true });
     expect(dry.journal.removed.count).toBe(2);
     expect(fs.readdirSync(journalDir)).toHaveLength(2);
 
-    const report = await sweepWorkspaceData(workspace, { ...options, dryRun: false });
+    const report = await sweepDataHomes(storeRoot, { ...options, dryRun: false });
     expect(report.journal.removed.count).toBe(2);
     expect(report.journal.kept.count).toBe(1);
     expect(fs.readdirSync(journalDir)).toEqual([journalFolderName('open-job/run-1')]);
@@ -247,8 +253,45 @@ describe('journal entries and result files in workspaces', () => {
     expect(report.toolResults.removed.count).toBe(1);
     expect(fs.readdirSync(results).sort()).toEqual(['Bash-mentioned00000.txt', 'result-justwritten00.txt']);
     // The folder comes back when the job writes again (each tool call opens its own journal).
-    await new ToolJournal(workspace, 'closed-job/run-1').write(entry('c3'));
-    expect(await new ToolJournal(workspace, 'closed-job/run-1').read('c3')).toMatchObject({ toolUseId: 'c3' });
+    await (await ToolJournal.open(storeRoot, workspace, 'closed-job/run-1')).write(entry('c3'));
+    expect(await (await ToolJournal.open(storeRoot, workspace, 'closed-job/run-1')).read('c3')).toMatchObject({
+      toolUseId: 'c3',
+    });
+  });
+
+  test('journals older workers left in the workspace are honoured, and swept the same way', async () => {
+    const storeRoot = tempDir('gc-legacy');
+    const workspace = makeWorkspace({ 'app.txt': 'x\n' });
+    const legacy = (sessionKey: string, toolUseId: string) => {
+      const dir = path.join(workspace, '.durable-agent', 'journal', journalFolderName(sessionKey));
+      fs.mkdirSync(dir, { recursive: true });
+      fs.writeFileSync(path.join(dir, `${toolUseId}.json`), JSON.stringify(entry(toolUseId)));
+    };
+    legacy('open-job/run-1', 'o1');
+    legacy('closed-job/run-1', 'c1');
+    legacy('closed-job/run-1', 'c2');
+    const results = path.join(workspace, '.durable-agent', 'tool-results');
+    fs.mkdirSync(results, { recursive: true });
+    fs.writeFileSync(path.join(results, 'Bash-mentioned00000.txt'), 'still shown to an open job');
+    fs.writeFileSync(path.join(results, 'Grep-forgotten00000.txt'), 'nobody points here');
+    age(path.join(workspace, '.durable-agent'), 2 * DAY);
+
+    // A job in flight across the upgrade still finds what its earlier attempt recorded.
+    const openJournal = await ToolJournal.open(storeRoot, workspace, 'open-job/run-1');
+    expect(await openJournal.read('o1')).toEqual(entry('o1'));
+
+    const journalDir = path.join(workspace, '.durable-agent', 'journal');
+    const report = await sweepWorkspaceData(workspace, {
+      cutoffMs: Date.now() - DAY,
+      dryRun: false,
+      keepJournals: new Set([journalFolderName('open-job/run-1')]),
+      keepResultFiles: new Set(['Bash-mentioned00000.txt']),
+    });
+    expect(report.journal.removed.count).toBe(2);
+    expect(report.journal.kept.count).toBe(1);
+    expect(fs.readdirSync(journalDir)).toEqual([journalFolderName('open-job/run-1')]);
+    expect(report.toolResults.removed.count).toBe(1);
+    expect(fs.readdirSync(results)).toEqual(['Bash-mentioned00000.txt']);
   });
 
   test('a symlink planted in .durable-agent is not followed', async () => {

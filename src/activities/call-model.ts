@@ -55,7 +55,7 @@ export async function callModel(deps: CallModelDeps, input: CallModelInput): Pro
       ? undefined
       : async (block: ToolResultBlock): Promise<ToolResultBlock> => ({
           ...block,
-          content: await setAsideForTurnBudget(block.content, workspace),
+          content: await setAsideForTurnBudget(block.content, workspace, deps.store.root),
         });
   const appended = await deps.transcripts.resolve(input.append, setAside);
   const transcriptBeforeReply = await deps.transcripts.append(input.transcript, appended);

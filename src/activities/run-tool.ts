@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import type { RunToolInput, ToolRunResult } from '../shared/activity-types';
 import type { ToolResultBlock } from '../shared/messages';
@@ -8,8 +9,12 @@ import { getToolDefinition } from '../shared/tools';
 import { isInputFieldRef, isStoredInputField } from '../shared/tool-input-refs';
 import type { SandboxEngine } from './sandbox/engine';
 import type { FileContentStore } from './store/content-store';
+import { workspaceHome } from './store/workspace-home';
 import { ToolJournal } from './tool-journal';
+import type { FileChange, JournalEntry } from './tool-journal';
 import { executeTool } from './tools';
+import { updateAfterWrite } from './tools/read-state';
+import { fileHash } from './tools/replace-file';
 
 export interface RunToolDeps {
   store: FileContentStore;
@@ -22,19 +27,61 @@ export interface RunToolDeps {
    * before Temporal hears of it — the window the journal exists for.
    */
   crashAfterJournal?: string;
+  /** Test hook: what runs the tool (`executeTool` unless a test needs a tool that behaves otherwise). */
+  execute?: typeof executeTool;
 }
 
 const PREVIEW_CHARS = 300;
 
 /**
+ * How often a running call heartbeats, whatever the tool: well inside the 30 s heartbeat timeout
+ * (a sort of a huge Glob or Grep listing, a Read of a huge file on a slow file system report
+ * nothing themselves), and often enough that a cancellation, which only a heartbeat's answer
+ * brings, reaches the call within about a second of the worker's throttle.
+ */
+export const TOOL_HEARTBEAT_MS = 1_000;
+
+/** The tools that replace a file, and record its hashes before they do. */
+const FILE_TOOLS: ReadonlySet<string> = new Set(['Write', 'Edit', 'MultiEdit']);
+
+/**
  * Phase 4, one call: run the tool the model asked for, exactly once. A retry whose earlier attempt
  * finished returns the recorded result; one whose earlier attempt died mid-run does not run a
- * side-effecting call again but tells the model what happened.
+ * side-effecting call again but tells the model what happened, except a Write or Edit, whose file
+ * says whether it happened. Read-only calls are not journaled: they simply run again. The call
+ * heartbeats from here, every TOOL_HEARTBEAT_MS, for as long as it runs.
  */
 export async function runTool(deps: RunToolDeps, input: RunToolInput): Promise<ToolRunResult> {
   const ctx = Context.current();
+  // The latest progress a tool reported (Bash's output so far) is what each heartbeat carries.
+  let details: unknown = { tool: input.toolUse.name };
+  const beat = () => {
+    try {
+      ctx.heartbeat(details);
+    } catch {
+      // A failing heartbeat must not stop the tool; cancellation arrives through the signal.
+    }
+  };
+  beat();
+  const timer = setInterval(beat, TOOL_HEARTBEAT_MS);
+  try {
+    return await runToolOnce(deps, input, (progress) => {
+      details = progress ?? details;
+      beat();
+    });
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+async function runToolOnce(
+  deps: RunToolDeps,
+  input: RunToolInput,
+  heartbeat: (details?: unknown) => void,
+): Promise<ToolRunResult> {
+  const ctx = Context.current();
   const { sessionKey } = input;
-  const journal = new ToolJournal(input.workspace, sessionKey);
+  const journal = await ToolJournal.open(deps.store.root, input.workspace, sessionKey);
   const recorded = await journal.read(input.toolUse.id);
   if (recorded?.status === 'completed') {
     // The content store may be another worker's; the journal carries the block itself.
@@ -47,41 +94,42 @@ export async function runTool(deps: RunToolDeps, input: RunToolInput): Promise<T
     input: await withInputRefsResolved(deps.store, input.toolUse.input, input.toolUse.id),
   };
 
-  let outcome: ToolOutcome;
   let sandboxed: boolean | undefined;
   const { readOnly } = classifyToolUse(getToolDefinition(toolUse.name), toolUse.input);
-  if (recorded?.status === 'started' && !readOnly) {
-    outcome = {
-      isError: true,
-      content:
-        `The ${toolUse.name} call was interrupted by a worker failure (started ${recorded.startedAt}) and may have ` +
-        'partly run. It was not run again automatically: check its effects before retrying it.',
-    };
-  } else {
-    await journal.write({
+  const run = async (onStart?: JournalEntry & { status: 'started' }) =>
+    (deps.execute ?? executeTool)(toolUse.name, toolUse.input, {
+      workspace: input.workspace,
+      signal: ctx.cancellationSignal,
+      heartbeat,
+      env: deps.toolEnv,
+      sandbox: { engine: deps.sandbox, policy: jobSandboxOrDefault(input.sandbox) },
+      sessionKey,
+      onCommandStart: (facts) => {
+        sandboxed = facts.sandboxed;
+      },
+      readState: input.readState ?? {},
+      readDenyRules: input.readDenyRules ?? [],
+      dataHome: await workspaceHome(deps.store.root, input.workspace),
+      ...(onStart ? { beforeFileChange: (fileChange) => journal.write({ ...onStart, fileChange }) } : {}),
+    });
+
+  let outcome: ToolOutcome | undefined;
+  if (readOnly) {
+    outcome = await cancellable(ctx, run());
+  } else if (recorded?.status === 'started') {
+    outcome = await afterInterruption(recorded, toolUse.name, input.workspace);
+  }
+  if (outcome === undefined) {
+    const started: JournalEntry & { status: 'started' } = {
       status: 'started',
       toolUseId: toolUse.id,
       name: toolUse.name,
       startedAt: new Date().toISOString(),
-    });
-    try {
-      outcome = await executeTool(toolUse.name, toolUse.input, {
-        workspace: input.workspace,
-        signal: ctx.cancellationSignal,
-        heartbeat: (details?: unknown) => ctx.heartbeat(details),
-        env: deps.toolEnv,
-        sandbox: { engine: deps.sandbox, policy: jobSandboxOrDefault(input.sandbox) },
-        sessionKey,
-        onCommandStart: (facts) => {
-          sandboxed = facts.sandboxed;
-        },
-        readState: input.readState ?? {},
-        readDenyRules: input.readDenyRules ?? [],
-      });
-    } catch (error) {
-      if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason ?? error;
-      throw error;
-    }
+      // null until the tool is about to replace its file: an entry left so says it never did.
+      ...(FILE_TOOLS.has(toolUse.name) ? { fileChange: null } : {}),
+    };
+    await journal.write(started);
+    outcome = await cancellable(ctx, run(started));
   }
 
   const block: ToolResultBlock = {
@@ -100,9 +148,65 @@ export async function runTool(deps: RunToolDeps, input: RunToolInput): Promise<T
     ...(outcome.fileStates?.length ? { fileStates: outcome.fileStates } : {}),
     ...(sandboxed !== undefined ? { sandboxed } : {}),
   };
-  await journal.write({ status: 'completed', toolUseId: toolUse.id, name: toolUse.name, result, block });
+  if (!readOnly) {
+    await journal.write({ status: 'completed', toolUseId: toolUse.id, name: toolUse.name, result, block });
+  }
   if (deps.crashAfterJournal === toolUse.id) process.kill(process.pid, 'SIGKILL');
   return result;
+}
+
+/** A cancelled call rejects with the cancellation, whatever the tool threw on its way out. */
+async function cancellable(ctx: Context, running: Promise<ToolOutcome>): Promise<ToolOutcome> {
+  try {
+    return await running;
+  } catch (error) {
+    if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason ?? error;
+    throw error;
+  }
+}
+
+/**
+ * The answer for a side-effecting call an earlier attempt started and never finished, or
+ * undefined when it is safe to simply run it now. A Write or Edit that recorded its file change
+ * is judged by the file: it holds the intended content (done: the answer it would have given),
+ * or still the old one (not done: run it now); a Write or Edit that never got as far as its
+ * replacement is run now too. Anything else may have partly run: the model is told.
+ */
+async function afterInterruption(
+  recorded: JournalEntry & { status: 'started' },
+  name: string,
+  workspace: string,
+): Promise<ToolOutcome | undefined> {
+  const started = recorded.unreadable
+    ? `(its journal entry, written ${recorded.startedAt}, could not be read: ${recorded.unreadable})`
+    : `(started ${recorded.startedAt})`;
+  if (!recorded.unreadable && FILE_TOOLS.has(name) && recorded.fileChange !== undefined) {
+    if (recorded.fileChange === null) return undefined;
+    const change: FileChange = recorded.fileChange;
+    const now = await fileHash(change.path).catch(() => undefined);
+    if (now === change.after) {
+      return {
+        content: change.content,
+        isError: false,
+        fileStates: [await updateAfterWrite(change.stateKey, change.path, change.partial)],
+      };
+    }
+    if (now === change.before) return undefined;
+    const shown = path.relative(workspace, change.path) || change.path;
+    return {
+      isError: true,
+      content:
+        `The ${name} call was interrupted by a worker failure ${started} and was not run again: ${shown} now ` +
+        'holds neither its content from before the call nor the content the call meant to write, so something ' +
+        'else changed it meanwhile. Read it again before changing it.',
+    };
+  }
+  return {
+    isError: true,
+    content:
+      `The ${name} call was interrupted by a worker failure ${started} and may have partly run. ` +
+      'It was not run again automatically: check its effects before retrying it.',
+  };
 }
 
 /**

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { InvalidArgumentError } from 'commander';
 import { markReachable, sweepObjects } from '../activities/store/gc';
 import type { SweepReport, Tally } from '../activities/store/gc';
-import { sweepWorkspaceData } from '../activities/workspace-gc';
+import { sweepDataHomes, sweepWorkspaceData } from '../activities/workspace-gc';
 import type { WorkspaceSweepReport } from '../activities/workspace-gc';
 import { AGE_FORM, ConfigurationError, formatAge, parseAge, storeDir, temporalTargetFromEnv } from './config';
 import { connect } from './connect';
@@ -57,8 +57,8 @@ export interface PruneReport {
 
 /**
  * `durable-agent prune`: mark everything open jobs (and jobs closed less than the age ago) still
- * reach, then sweep the content store and the workspaces' journals and result files of what is
- * unmarked and older than the age. Refuses, deleting nothing, when Temporal cannot be reached or
+ * reach, then sweep the content store, the tool journals and saved large results (in the data
+ * directory, and those older workers left in workspaces) of what is unmarked and older than the age. Refuses, deleting nothing, when Temporal cannot be reached or
  * an open job cannot say what it needs.
  */
 export async function prune(options: PruneOptions, out: Output): Promise<PruneReport> {
@@ -101,6 +101,14 @@ export async function prune(options: PruneOptions, out: Output): Promise<PruneRe
       recentlyClosed: refs.recentlyClosed,
       absentWorkspaces: [],
     };
+    // The journals and saved results of every workspace, in the data directory.
+    const homes = await sweepDataHomes(storeRoot, {
+      ...sweep,
+      keepJournals: refs.keepJournals,
+      keepResultFiles: marked.resultFiles,
+    });
+    merge(report.journal, homes.journal);
+    merge(report.toolResults, homes.toolResults);
     let workspaceCount = 0;
     for (const workspace of new Set([
       ...refs.workspaces,

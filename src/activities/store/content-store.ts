@@ -1,7 +1,8 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { readFile, stat, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import type { ContentRef } from '../../shared/transcript';
+import { ensureDirDurably, writeFileDurably } from './durable-file';
 
 const REF_PATTERN = /^sha256:([0-9a-f]{64})$/;
 
@@ -22,7 +23,8 @@ export class ContentNotFoundError extends Error {
 /**
  * Content-addressed JSON storage on the local file system: the home of transcripts and large tool
  * results, so workflow history holds references instead of content. Writes are idempotent (same
- * content, same address) and atomic (write to a temporary name, then rename).
+ * content, same address), atomic and durable (`writeFileDurably`: a reference handed out names
+ * content that survives a power loss).
  */
 export class FileContentStore {
   private readonly cache = new Map<ContentRef, unknown>();
@@ -37,10 +39,10 @@ export class FileContentStore {
     const hex = createHash('sha256').update(body).digest('hex');
     const ref = `sha256:${hex}`;
     const file = this.fileFor(hex);
-    await mkdir(path.dirname(file), { recursive: true });
-    const temp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
-    await writeFile(temp, body);
-    await rename(temp, file);
+    if (!(await this.alreadyStored(file, body))) {
+      await ensureDirDurably(path.dirname(file));
+      await writeFileDurably(file, body);
+    }
     this.remember(ref, JSON.parse(body));
     return ref;
   }
@@ -66,6 +68,22 @@ export class FileContentStore {
     const match = REF_PATTERN.exec(ref);
     if (!match?.[1]) return undefined;
     return (await stat(this.fileFor(match[1])).catch(() => undefined))?.mtime;
+  }
+
+  /**
+   * True when `file` already holds `body`; its modification time is then refreshed, as a rewrite
+   * would, since a sweep spares what was stored again lately. An object written by an older worker
+   * without fsync may have been torn by a crash: only intact content counts.
+   */
+  private async alreadyStored(file: string, body: string): Promise<boolean> {
+    const existing = await readFile(file, 'utf8').catch(() => undefined);
+    if (existing !== body) return false;
+    const now = new Date();
+    // Gone since (a sweep took it): written anew.
+    return utimes(file, now, now).then(
+      () => true,
+      () => false,
+    );
   }
 
   private fileFor(hex: string): string {

@@ -11,8 +11,11 @@ const RESULT_FILE_IN_TEXT = new RegExp(`${TOOL_RESULTS_DIR.replace(/[.]/g, '\\.'
 
 const OBJECT_NAME = /^[0-9a-f]{62}$/;
 const FAN_OUT_NAME = /^[0-9a-f]{2}$/;
-/** A `put` that never reached its rename. */
-const TEMPORARY_NAME = /\.tmp$/;
+/**
+ * A `put` that never reached its rename: `write-file-atomic` names its temporary file
+ * `<name>.<decimal hash>`; older workers used `<name>.<hex>.tmp`.
+ */
+const TEMPORARY_NAME = /^[0-9a-f]{62}\.\d+$|\.tmp$/;
 /** An object a sweep moved aside to check it; left behind only if that sweep was killed. */
 const ASIDE_NAME = /^([0-9a-f]{62})\.[0-9a-f]+\.gc$/;
 

@@ -16,7 +16,11 @@ import { toolError, toolResult } from './fs-errors';
 import { killProcessGroup, waitForProcessGroupExit } from './process-group';
 import type { ToolContext } from './tool-context';
 
-const HEARTBEAT_MS = 2000;
+/**
+ * A cancellation (abort) reaches the activity only in the answer to a heartbeat: at one a second
+ * (the worker's throttle lets each through), an abort stops the command within about a second.
+ */
+const HEARTBEAT_MS = 1000;
 /**
  * After bash exits, a background job it started may still hold our pipes open. Wait this long
  * for them to close, then stop reading rather than hang until the timeout.

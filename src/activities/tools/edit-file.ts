@@ -1,4 +1,4 @@
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import * as path from 'node:path';
 import { fileStateKey } from '../../shared/file-state';
 import type { ToolOutcome } from '../../shared/tool-definition';
@@ -6,6 +6,7 @@ import { applyEdits, type EditOperation } from './edit-apply';
 import { editSnippet } from './edit-snippet';
 import { BINARY_SNIFF_BYTES, describeFsError, looksBinary, toolError } from './fs-errors';
 import { recordedState, staleReadError, updateAfterWrite } from './read-state';
+import { contentHash, FileChangeNotRecordedError, replaceFile } from './replace-file';
 import { didYouMean, similarFiles } from './similar-files';
 import type { ToolContext } from './tool-context';
 import { resolveWorkspacePath } from './workspace-path';
@@ -15,7 +16,7 @@ const MAX_EDIT_BYTES = 64 * 1024 * 1024;
 
 /**
  * Edit and MultiEdit: check the session read the file and nothing changed it since, apply `edits`
- * in memory, and write the file only if every edit applied. `describe(index)` names an edit in an
+ * in memory, and replace the file (atomically, keeping its mode) only if every edit applied. `describe(index)` names an edit in an
  * error ('' for Edit's only edit). Returns a `cat -n` snippet of the changed regions and the new
  * file state.
  */
@@ -37,6 +38,7 @@ export async function editFile(
   const key = fileStateKey(ctx.workspace, filePath);
   const recorded = recordedState(ctx.readState, key);
   let original: string;
+  let before: string;
   try {
     const info = await stat(target.absolute);
     if (info.isDirectory()) return toolError(`${shown} is a directory, not a file.`);
@@ -51,6 +53,7 @@ export async function editFile(
       return toolError(`Cannot edit ${shown}: it is a binary file (it contains NUL bytes).`);
     }
     original = bytes.toString('utf8');
+    before = contentHash(bytes);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
       const suggestions = await similarFiles(target.absolute, path.dirname(shown));
@@ -70,20 +73,23 @@ export async function editFile(
   );
   if (!applied.ok) return failed(applied.index, applied.error);
 
-  let update;
-  try {
-    await writeFile(target.absolute, crlf ? applied.content.replace(/\n/g, '\r\n') : applied.content, 'utf8');
-    // An edit shows the model only the changed regions, so a partial read stays partial.
-    update = await updateAfterWrite(key, target.absolute, recorded?.partial ?? false);
-  } catch (error) {
-    return toolError(describeFsError(error, shown));
-  }
   const snippet = editSnippet(applied.content, applied.changes);
   const counts = summary(edits.length, applied.replacements);
   const content =
     snippet === ''
       ? `The file ${shown} has been updated${counts}. It is now empty.`
       : `The file ${shown} has been updated${counts}. Here's the result of running \`cat -n\` on a snippet of the edited file:\n${snippet}`;
+  // An edit shows the model only the changed regions, so a partial read stays partial.
+  const partial = recorded?.partial ?? false;
+  let update;
+  try {
+    const data = crlf ? applied.content.replace(/\n/g, '\r\n') : applied.content;
+    await replaceFile(ctx, { path: target.absolute, before, content, stateKey: key, partial }, data);
+    update = await updateAfterWrite(key, target.absolute, partial);
+  } catch (error) {
+    if (error instanceof FileChangeNotRecordedError) throw error;
+    return toolError(describeFsError(error, shown));
+  }
   return { content, isError: false, fileStates: [update] };
 }
 

@@ -43,7 +43,8 @@ export async function runGlob(input: GlobInput, ctx: ToolContext): Promise<ToolO
   // rg anchors --glob patterns at its working directory, so run it inside the search directory.
   // A --glob that matches a file overrides .gitignore for it, so the matches are filtered by a
   // second listing without the pattern, which honours every ignore rule.
-  const options = { cwd: base.absolute, signal: ctx.signal, heartbeat: () => ctx.heartbeat({ tool: 'Glob' }) };
+  // Liveness comes from runTool's heartbeat, around the whole call (the sort included).
+  const options = { cwd: base.absolute, signal: ctx.signal };
   const common = ['--files', '--hidden', ...IGNORE_FLAGS];
   const [matched, listed] = await Promise.all([
     runRipgrep(rg, [...common, `--glob=${split.pattern}`, ...EXCLUDED_DIRECTORY_GLOBS, '--', '.'], options),

@@ -36,7 +36,6 @@ export async function runGrep(input: GrepInput, ctx: ToolContext): Promise<ToolO
   const run = await runRipgrep(rg, guard ? withFileNameMarkers(args, mode) : args, {
     cwd: ctx.workspace,
     signal: ctx.signal,
-    heartbeat: () => ctx.heartbeat({ tool: 'Grep' }),
   });
   let lines = outputLines(run.stdout);
   if (run.exitCode === 2 && lines.length === 0) {

@@ -7,6 +7,7 @@ import { getToolDefinition, TOOL_DEFINITIONS } from '../../shared/tools/index';
 import { formatInputValidationError, parseErrorOptions } from '../../shared/tools/input-validation-error';
 import { multiEditTool } from '../../shared/tools/multi-edit';
 import { readTool, type ReadInput } from '../../shared/tools/read';
+import type { GrepInput } from '../../shared/tools/grep';
 import { writeTool } from '../../shared/tools/write';
 import { abortError, isAbortError } from './abort-error';
 import { runBash } from './bash';
@@ -14,9 +15,10 @@ import { runEdit } from './edit';
 import { toolError } from './fs-errors';
 import { runGlob } from './glob';
 import { runGrep } from './grep';
-import { isStoredResult, storeLargeResult } from './large-result';
+import { isStoredResult, storedResultFallback, storeLargeResult } from './large-result';
 import { runMultiEdit } from './multi-edit';
 import { runRead } from './read';
+import { FileChangeNotRecordedError } from './replace-file';
 import type { ToolContext } from './tool-context';
 import { resolveWorkspacePath } from './workspace-path';
 import { runWrite } from './write';
@@ -72,16 +74,50 @@ export async function executeTool(name: string, rawInput: unknown, ctx: ToolCont
     return toolError(formatInputValidationError(name, definition.inputSchema, parsed.error.issues));
   }
   try {
+    const fromDataHome = await withStoredResultFallback(name, parsed.data, ctx);
+    if (fromDataHome) return fromDataHome;
     const outcome = await run(parsed.data, ctx);
     // Read of a stored result is already bounded by Read's limits; storing it again would only
     // send the model to yet another file.
     if (name === readTool.name && (await readsStoredResult(parsed.data as ReadInput, ctx))) return outcome;
-    return await storeLargeResult(name, outcome, ctx.workspace);
+    return await storeLargeResult(name, outcome, ctx.workspace, ctx.dataHome);
   } catch (error) {
     if (isAbortError(error) || ctx.signal.aborted) throw abortError();
+    if (error instanceof FileChangeNotRecordedError) throw error;
     const message = error instanceof Error ? error.message : String(error);
     return toolError(`${name} failed: ${message}`);
   }
+}
+
+/**
+ * A Read or Grep of a saved large result whose workspace copy is gone (a read-only workspace never
+ * had one; `git clean -fdx` removes it) runs against the data folder's copy, which has the
+ * workspace's layout: same path in, same paths out. Undefined when the workspace is to be used.
+ */
+async function withStoredResultFallback(
+  name: string,
+  input: unknown,
+  ctx: ToolContext,
+): Promise<ToolOutcome | undefined> {
+  if (name === readTool.name) {
+    const read = input as ReadInput;
+    const found = await storedResultFallback(ctx.workspace, ctx.dataHome, read.file_path);
+    if (!found) return undefined;
+    // The file state would name the data folder's copy, which no Write or Edit may touch.
+    const { fileStates: _unused, ...outcome } = await runRead(
+      { ...read, file_path: found.relative },
+      { ...ctx, workspace: found.root },
+    );
+    return outcome;
+  }
+  if (name === grepTool.name) {
+    const grep = input as GrepInput;
+    if (grep.path === undefined) return undefined;
+    const found = await storedResultFallback(ctx.workspace, ctx.dataHome, grep.path);
+    if (!found) return undefined;
+    return await runGrep({ ...grep, path: found.relative }, { ...ctx, workspace: found.root });
+  }
+  return undefined;
 }
 
 async function readsStoredResult(input: ReadInput, ctx: ToolContext): Promise<boolean> {

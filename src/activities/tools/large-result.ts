@@ -1,7 +1,9 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { lstat, mkdir, readFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import type { ToolOutcome } from '../../shared/tool-definition';
+import { ensureDirDurably, writeFileDurably } from '../store/durable-file';
+import { workspaceHome } from '../store/workspace-home';
 import { safeSlice } from './numbered-lines';
 import { ensureWorkspaceDataDir, TOOL_RESULTS_DIR } from './workspace-data';
 import { resolveWorkspacePath } from './workspace-path';
@@ -17,11 +19,17 @@ export const LARGE_RESULT_PREVIEW_CHARS = 2_000;
  * later model call resends). The file name is a hash of the content, so a retried call writes the
  * same file. Failures and short results pass through unchanged; so does anything when the result
  * cannot be stored, cut to LARGE_RESULT_CHARS instead.
+ *
+ * The file is kept in the data directory's folder for the workspace (`dataHome`), and copied into
+ * the workspace when it is writable: the model is told the workspace path, and Read and Grep fall
+ * back to the data directory's copy when the workspace's is missing (a read-only workspace, a
+ * `git clean -fdx`).
  */
 export async function storeLargeResult(
   toolName: string,
   outcome: ToolOutcome,
   workspace: string,
+  dataHome?: string,
 ): Promise<ToolOutcome> {
   const text = outcome.content;
   if (outcome.isError || text.length <= LARGE_RESULT_CHARS) return outcome;
@@ -29,7 +37,7 @@ export async function storeLargeResult(
   const relative = `${TOOL_RESULTS_DIR}/${toolName}-${digest}.txt`;
   let notice: string;
   try {
-    await saveInWorkspace(workspace, relative, text);
+    await saveResult(workspace, dataHome, relative, text);
     notice =
       `[Output too large to show in full: the full output (${text.length} characters) was saved to ${relative}. ` +
       'Only its beginning is shown above. Read that file with Read (use offset and limit to page through it), or search it with Grep (with that file as path).]';
@@ -46,12 +54,14 @@ export async function storeLargeResult(
 /**
  * A result that fits the 50,000-character rule but not the turn's budget for all its results
  * together (several large results in one turn): stored the same way, with its own notice.
+ * `storeRoot` is the content store's folder, under which the workspace's data folder lies.
  */
-export async function setAsideForTurnBudget(text: string, workspace: string): Promise<string> {
+export async function setAsideForTurnBudget(text: string, workspace: string, storeRoot?: string): Promise<string> {
   const digest = createHash('sha256').update(text).digest('hex').slice(0, 16);
   const relative = `${TOOL_RESULTS_DIR}/result-${digest}.txt`;
   try {
-    await saveInWorkspace(workspace, relative, text);
+    const dataHome = storeRoot === undefined ? undefined : await workspaceHome(storeRoot, workspace);
+    await saveResult(workspace, dataHome, relative, text);
   } catch {
     // Not storable: the result goes in whole, as it would have without the budget.
     return text;
@@ -76,23 +86,54 @@ function preview(text: string): string {
 }
 
 /**
- * Write `text` to `relative` under the workspace through a temporary file, so a crash never
- * leaves a half-written result under the final name. The data folder gets a `.gitignore` of `*`
- * so it keeps itself out of git (and out of Glob and Grep). Refuses, like every tool, a path that
- * a symlink leads out of the workspace.
+ * Keep `text` at `relative` in the workspace's data folder and, where it can be written, in the
+ * workspace. Succeeds when either copy was written: the data folder's is the one that lasts, the
+ * workspace's is what Bash can see.
+ */
+async function saveResult(workspace: string, dataHome: string | undefined, relative: string, text: string) {
+  if (dataHome === undefined) return saveInWorkspace(workspace, relative, text);
+  await saveFile(path.join(dataHome, relative), text);
+  // The workspace copy is only a convenience: read-only, full or refused, nothing is lost.
+  await saveInWorkspace(workspace, relative, text).catch(() => undefined);
+}
+
+/**
+ * The file a Read or Grep of a stored result should open: the workspace's copy when it is there,
+ * else the data folder's. Returns the data folder to run the tool against (it has the workspace's
+ * layout, so the path the model wrote and every path shown stay the same), or undefined.
+ */
+export async function storedResultFallback(
+  workspace: string,
+  dataHome: string | undefined,
+  input: string,
+): Promise<{ root: string; relative: string } | undefined> {
+  if (dataHome === undefined) return undefined;
+  const target = await resolveWorkspacePath(workspace, input).catch(() => undefined);
+  if (!target?.ok) return undefined;
+  if (target.relative !== TOOL_RESULTS_DIR && !isStoredResult(target.relative)) return undefined;
+  if (await lstat(target.absolute).catch(() => undefined)) return undefined;
+  if (!(await lstat(path.join(dataHome, target.relative)).catch(() => undefined))) return undefined;
+  return { root: dataHome, relative: target.relative };
+}
+
+/**
+ * Write `text` to `relative` under the workspace atomically and durably, so a crash never leaves
+ * a half-written result under the final name. The data folder gets a `.gitignore` of `*` so it
+ * keeps itself out of git (and out of Glob and Grep). Refuses, like every tool, a path that a
+ * symlink leads out of the workspace.
  */
 async function saveInWorkspace(workspace: string, relative: string, text: string): Promise<void> {
   const target = await resolveWorkspacePath(workspace, relative);
   if (!target.ok) throw new Error(target.error);
   await ensureWorkspaceDataDir(workspace);
   await mkdir(path.dirname(target.absolute), { recursive: true });
-  const existing = await stat(target.absolute).catch(() => undefined);
-  if (existing?.isFile() && existing.size === Buffer.byteLength(text, 'utf8')) return;
-  const temporary = `${target.absolute}.${randomBytes(6).toString('hex')}.tmp`;
-  try {
-    await writeFile(temporary, text, 'utf8');
-    await rename(temporary, target.absolute);
-  } finally {
-    await rm(temporary, { force: true });
-  }
+  await saveFile(target.absolute, text);
+}
+
+/** Write a result file unless it already holds `text` (a retried call stores the same result). */
+async function saveFile(file: string, text: string): Promise<void> {
+  const existing = await readFile(file, 'utf8').catch(() => undefined);
+  if (existing === text) return;
+  await ensureDirDurably(path.dirname(file));
+  await writeFileDurably(file, text);
 }

@@ -25,8 +25,6 @@ export const EXCLUDED_DIRECTORY_GLOBS = [...VCS_DIRECTORY_GLOBS, `--glob=!${WORK
  */
 export const IGNORE_FLAGS = ['--no-require-git'];
 
-const HEARTBEAT_MS = 2000;
-
 /** Found executables by PATH value, so a changed PATH is searched afresh. */
 const found = new Map<string, string>();
 
@@ -60,7 +58,6 @@ export interface RipgrepRun {
 export interface RipgrepOptions {
   cwd: string;
   signal: AbortSignal;
-  heartbeat?: () => void;
   maxOutputBytes?: number;
 }
 
@@ -90,7 +87,6 @@ export async function runRipgrep(rg: string, args: string[], options: RipgrepOpt
       kill();
     };
     options.signal.addEventListener('abort', onAbort, { once: true });
-    const beat = options.heartbeat ? setInterval(options.heartbeat, HEARTBEAT_MS) : undefined;
 
     child.stdout.on('data', (chunk: Buffer) => {
       if (truncated) return;
@@ -108,7 +104,6 @@ export async function runRipgrep(rg: string, args: string[], options: RipgrepOpt
     const settle = () => {
       settled = true;
       options.signal.removeEventListener('abort', onAbort);
-      if (beat) clearInterval(beat);
     };
     child.on('error', (error) => {
       if (settled) return;

@@ -2,6 +2,21 @@ import type { ReadFileStates } from '../../shared/file-state';
 import type { JobSandbox } from '../../shared/sandbox';
 import type { SandboxEngine } from '../sandbox/engine';
 
+/** What a Write or Edit is about to do to a file: told to the journal before the file is replaced. */
+export interface PlannedFileChange {
+  /** The file replaced (absolute, symlinks resolved). */
+  path: string;
+  /** SHA-256 (hex) of the file as it is; null when it does not exist. */
+  before: string | null;
+  /** SHA-256 (hex) of the content that replaces it. */
+  after: string;
+  /** The call's answer once the file holds the new content. */
+  content: string;
+  /** The session's read-state key of the file, and whether the session knows only part of it. */
+  stateKey: string;
+  partial: boolean;
+}
+
 /** What a tool implementation gets besides its input. */
 export interface ToolContext {
   /** Workspace root: absolute and realpath'd. Every path a tool touches must lie inside it. */
@@ -37,4 +52,15 @@ export interface ToolContext {
    * the real path behind a symlink, every file a search comes across. Empty when there are none.
    */
   readDenyRules: string[];
+  /**
+   * The data directory's folder for this workspace (`workspaceHome`): large results are saved
+   * there as well as in the workspace, so a read-only or wiped workspace loses none. Absent (the
+   * one-shot `durable-agent tool` call, tests of one tool), results are saved in the workspace only.
+   */
+  dataHome?: string;
+  /**
+   * Called by Write and Edit right before they replace a file (atomically, by rename), so a retry
+   * can tell from the file's hash whether the replacement happened. A rejection stops the call.
+   */
+  beforeFileChange?: (change: PlannedFileChange) => Promise<void>;
 }

@@ -1,0 +1,49 @@
+import { createHash } from 'node:crypto';
+import { constants } from 'node:fs';
+import { access, readFile } from 'node:fs/promises';
+import { writeFileDurably } from '../store/durable-file';
+import type { PlannedFileChange, ToolContext } from './tool-context';
+
+/**
+ * The journal could not record a file change: an infrastructure failure, not the tool's. It
+ * passes through the tool's own error handling, so the activity fails and is retried.
+ */
+export class FileChangeNotRecordedError extends Error {
+  override readonly name = 'FileChangeNotRecordedError';
+}
+
+/** SHA-256 (hex) of a file's bytes. */
+export function contentHash(data: string | Uint8Array): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+/** SHA-256 (hex) of the file at `absolute`; null when there is none. */
+export async function fileHash(absolute: string): Promise<string | null> {
+  try {
+    return contentHash(await readFile(absolute));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+}
+
+/**
+ * Replace the user's file with `data` the crash-safe way: the journal hears what is about to
+ * happen (the hashes before and after), then a temporary file in the same folder is written,
+ * fsynced, given the old file's mode (and owner, where the process may set it) and renamed over
+ * it. A crash leaves the old file or the new one, never half of each. A file the process may not
+ * write is refused as an in-place write would be, although the rename alone would succeed.
+ */
+export async function replaceFile(
+  ctx: ToolContext,
+  change: Omit<PlannedFileChange, 'after'>,
+  data: string,
+): Promise<void> {
+  if (change.before !== null) await access(change.path, constants.W_OK);
+  try {
+    await ctx.beforeFileChange?.({ ...change, after: contentHash(data) });
+  } catch (error) {
+    throw new FileChangeNotRecordedError(error instanceof Error ? error.message : String(error), { cause: error });
+  }
+  await writeFileDurably(change.path, data);
+}
