@@ -1,11 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { NativeConnection, Worker, bundleWorkflowCode } from '@temporalio/worker';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import type { ActivityInterceptorsFactory, WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import type { ActivityDeps } from '../activities';
 import { DEFAULT_TASK_QUEUE } from '../workflows/definitions';
 import { packageRoot } from './package-root';
+import { SHUTDOWN_FORCE_MARGIN_MS } from './shutdown-grace';
 
 export interface WorkerOptions {
   connection: NativeConnection;
@@ -16,6 +17,14 @@ export interface WorkerOptions {
   identity?: string;
   /** Workflow code to run; the prebuilt bundle, else a fresh bundle of `src/workflows`. */
   workflowBundle?: { codePath: string } | WorkflowBundleWithSourceMap;
+  /**
+   * How long `shutdown()` (SIGTERM, SIGINT) lets running activities finish before it cancels them.
+   * `runWorker` passes `DURABLE_AGENT_SHUTDOWN_GRACE` (default 11 minutes, see `shutdown-grace.ts`);
+   * unset, as for the in-process workers of tests and the demo, running activities are cancelled at once.
+   */
+  shutdownGraceMs?: number;
+  /** Activity interceptors, e.g. the in-flight record of `inflight.ts`. */
+  activityInterceptors?: ActivityInterceptorsFactory[];
 }
 
 /** The prebuilt workflow bundle (`npm run build`), so a worker starts in a second, not ten. */
@@ -41,9 +50,10 @@ let bundlePromise: Promise<WorkflowBundleWithSourceMap> | undefined;
  * (abort) would reach a running Bash only with its next heartbeat that got through.
  *
  * At 0.5 s a streamed reply shows in `durable-agent tail` within about a second, and an abort
- * reaches Bash (which heartbeats every 2 s) within 2 s. The cost: an activity that heartbeats often
+ * reaches Bash (which heartbeats every second; the cancellation comes back in the heartbeat's
+ * answer) within about a second. The cost: an activity that heartbeats often
  * sends at most 2 RecordActivityTaskHeartbeat calls a second (a streaming model call: 2 a second
- * while text arrives, 1 every 5 s while the model thinks; Bash: 1 every 2 s), so a worker with all
+ * while text arrives, 1 every 5 s while the model thinks; Bash: 1 a second), so a worker with all
  * 32 activity slots busy sends at most 64 a second. On Temporal Cloud each heartbeat that reaches
  * the server is a billable action: about 2 per second of streamed reply.
  */
@@ -67,10 +77,19 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     workflowBundle,
     activities: createActivities(options.activities),
     ...(options.identity ? { identity: options.identity } : {}),
+    ...(options.activityInterceptors ? { interceptors: { activity: options.activityInterceptors } } : {}),
     // Tools and model calls wait on the network and child processes, not the CPU.
     maxConcurrentActivityTaskExecutions: 32,
     maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE_MS,
     defaultHeartbeatThrottleInterval: HEARTBEAT_THROTTLE_MS,
+    // On shutdown the worker stops polling at once and lets running tools finish within the grace
+    // time; then it cancels them, and gives up on any that do not stop SHUTDOWN_FORCE_MARGIN_MS later.
+    ...(options.shutdownGraceMs
+      ? {
+          shutdownGraceTime: options.shutdownGraceMs,
+          shutdownForceTime: options.shutdownGraceMs + SHUTDOWN_FORCE_MARGIN_MS,
+        }
+      : {}),
   });
 }
 

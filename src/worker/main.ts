@@ -1,5 +1,7 @@
 import os from 'node:os';
+import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
+import { failOrphanedModelCalls, InflightRecorder } from './inflight';
 import { dataHome, storeDir, temporalTargetFromEnv } from '../client/config';
 import { SandboxEngine } from '../activities/sandbox/engine';
 import { unsandboxedReach } from '../activities/sandbox/reach';
@@ -8,6 +10,7 @@ import { anthropicFromEnv } from './anthropic-client';
 import { createWorker } from './create-worker';
 import { SECRETS_FD_VAR, receiveSecrets, scrubSecrets } from './secret-handoff';
 import { workerSandboxOptions } from './sandbox-options';
+import { formatGrace, shutdownGraceFromEnv } from './shutdown-grace';
 
 /**
  * Run a worker until SIGINT/SIGTERM. Reads TEMPORAL_ADDRESS (and namespace, TLS, API key) and
@@ -27,6 +30,7 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
 
   const target = temporalTargetFromEnv(config);
   if (!target) throw new Error('TEMPORAL_ADDRESS is not set: the worker needs a Temporal server to poll.');
+  const shutdownGraceMs = shutdownGraceFromEnv(config);
   const home = dataHome(config);
   const { options: sandboxOptions, tlsPaths } = workerSandboxOptions(config);
   const sandbox = new SandboxEngine(sandboxOptions);
@@ -57,12 +61,16 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
     ...(target.tls ? { tls: target.tls } : {}),
     ...(target.apiKey ? { apiKey: target.apiKey } : {}),
   });
+  // The model calls this worker runs, on record, so the next worker here can hand them back.
+  const inflight = new InflightRecorder(home);
   try {
     const worker = await createWorker({
+      activityInterceptors: [inflight.interceptor()],
       connection,
       namespace: target.namespace,
       taskQueue: config.DURABLE_AGENT_TASK_QUEUE || undefined,
       identity: `durable-agent@${os.hostname()}:${process.pid}`,
+      shutdownGraceMs,
       activities: {
         anthropic: anthropicFromEnv(config),
         storeDir: storeDir(config),
@@ -77,9 +85,58 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
     console.error(
       `durable-agent worker polling ${target.address} (${target.namespace}), task queue ${worker.options.taskQueue}`,
     );
-    await worker.run();
+    // Model calls a worker that died here was running retry now, not at their heartbeat timeout.
+    void handBackOrphans(target, home);
+    // Temporal's runtime turns the first SIGTERM or SIGINT into `worker.shutdown()`: polling stops,
+    // running tools get the grace time to finish, and `run()` returns once they have. A later signal
+    // changes nothing (the tools' process groups would outlive a worker that died of it).
+    let signals = 0;
+    const onSignal = (signal: NodeJS.Signals) => {
+      const running = worker.getStatus().numInFlightActivities;
+      const activities = `${running} running activit${running === 1 ? 'y' : 'ies'}`;
+      console.error(
+        signals++ === 0
+          ? `durable-agent worker: ${signal}: taking no new work; ${activities} may finish within ${formatGrace(shutdownGraceMs)}, then the worker exits`
+          : `durable-agent worker: ${signal}: still waiting for ${activities} to finish (at most ${formatGrace(shutdownGraceMs)} after the first signal)`,
+      );
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+    try {
+      await worker.run();
+    } finally {
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+    }
+    console.error('durable-agent worker stopped');
+    inflight.remove();
   } finally {
     await connection.close();
+  }
+}
+
+/** Fail the model calls of dead predecessors on this host, once, and say what was done. */
+async function handBackOrphans(
+  target: NonNullable<ReturnType<typeof temporalTargetFromEnv>>,
+  home: string,
+): Promise<void> {
+  let connection: Connection | undefined;
+  try {
+    connection = await Connection.connect({
+      address: target.address,
+      ...(target.tls ? { tls: target.tls } : {}),
+      ...(target.apiKey ? { apiKey: target.apiKey } : {}),
+    });
+    const report = await failOrphanedModelCalls(new Client({ connection, namespace: target.namespace }), home);
+    for (const activity of report.failed) {
+      console.error(
+        `durable-agent worker: ${activity.activityType} of ${activity.workflowId} (attempt ${activity.attempt}) died with its worker; its retry starts now`,
+      );
+    }
+  } catch (error) {
+    console.error(`durable-agent worker: could not hand back a dead worker's model calls: ${String(error)}`);
+  } finally {
+    await connection?.close();
   }
 }
 

@@ -1,0 +1,168 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Client } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import type { Context } from '@temporalio/activity';
+import type { ActivityInterceptors } from '@temporalio/worker';
+import { isProcessAlive } from '../client/free-port';
+
+/**
+ * The activities a worker process is running, in a file of its own under the data directory, so
+ * the next worker on this host can tell the server at once that they died with it. Without it, a
+ * retry waits for the heartbeat timeout (60 s for a model call) although a fresh worker is up.
+ *
+ * Only model calls are handed back this way: they have no side effect. A tool's process group
+ * may outlive its worker, and its retry must wait for the heartbeat timeout as before.
+ */
+export const FAST_FAILED_ACTIVITY_TYPES: ReadonlySet<string> = new Set(['callModel', 'compactConversation']);
+
+export interface InflightActivity {
+  workflowId: string;
+  runId: string;
+  activityId: string;
+  activityType: string;
+  attempt: number;
+  startedAt: string;
+}
+
+interface InflightRecord {
+  pid: number;
+  host: string;
+  bootId: string | undefined;
+  activities: InflightActivity[];
+}
+
+/** The kernel's id for this boot: a record from an earlier boot names processes that are all gone. */
+export function bootId(): string | undefined {
+  try {
+    return fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+  } catch {
+    return undefined;
+  }
+}
+
+export function inflightDir(home: string): string {
+  return path.join(home, 'inflight');
+}
+
+/** This process's record; kept current as activities start and end. */
+export class InflightRecorder {
+  private readonly running = new Map<string, InflightActivity>();
+  private readonly file: string;
+  private readonly base: Omit<InflightRecord, 'activities'>;
+
+  constructor(home: string) {
+    const dir = inflightDir(home);
+    fs.mkdirSync(dir, { recursive: true });
+    this.file = path.join(dir, `${os.hostname()}-${process.pid}.json`);
+    this.base = { pid: process.pid, host: os.hostname(), bootId: bootId() };
+    this.write();
+  }
+
+  /** The worker's activity interceptor: records each model call while it runs. */
+  interceptor(): (ctx: Context) => ActivityInterceptors {
+    return (ctx) => ({
+      inbound: {
+        execute: async (input, next) => {
+          const { info } = ctx;
+          if (!FAST_FAILED_ACTIVITY_TYPES.has(info.activityType) || !info.workflowExecution) return next(input);
+          const key = `${info.workflowExecution.workflowId}/${info.workflowExecution.runId}/${info.activityId}`;
+          this.running.set(key, {
+            workflowId: info.workflowExecution.workflowId,
+            runId: info.workflowExecution.runId,
+            activityId: info.activityId,
+            activityType: info.activityType,
+            attempt: info.attempt,
+            startedAt: new Date().toISOString(),
+          });
+          this.write();
+          try {
+            return await next(input);
+          } finally {
+            this.running.delete(key);
+            this.write();
+          }
+        },
+      },
+    });
+  }
+
+  /** The worker ended normally: nothing of it is left to hand back. */
+  remove(): void {
+    fs.rmSync(this.file, { force: true });
+  }
+
+  private write(): void {
+    const record: InflightRecord = { ...this.base, activities: [...this.running.values()] };
+    const temp = `${this.file}.${process.pid}.tmp`;
+    fs.writeFileSync(temp, JSON.stringify(record));
+    fs.renameSync(temp, this.file);
+  }
+}
+
+/** What a sweep did, for the worker's log. */
+export interface SweepReport {
+  failed: InflightActivity[];
+  /** Already retried, finished or gone: left alone. */
+  skipped: number;
+}
+
+/**
+ * Hand back the model calls of workers on this host that died (their process is gone, or the host
+ * rebooted since): each still at the attempt the dead worker ran is failed, retryably, so the
+ * server starts its retry after the retry policy's first backoff, not at the heartbeat timeout.
+ * An activity that moved on (another attempt runs, or it finished) is left alone.
+ */
+export async function failOrphanedModelCalls(client: Client, home: string): Promise<SweepReport> {
+  const dir = inflightDir(home);
+  const report: SweepReport = { failed: [], skipped: 0 };
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir).filter((name) => name.endsWith('.json'));
+  } catch {
+    return report;
+  }
+  const thisBoot = bootId();
+  for (const name of names) {
+    const file = path.join(dir, name);
+    let record: InflightRecord;
+    try {
+      record = JSON.parse(fs.readFileSync(file, 'utf8')) as InflightRecord;
+    } catch {
+      continue;
+    }
+    if (record.host !== os.hostname() || record.pid === process.pid) continue;
+    const dead = record.bootId !== thisBoot || !isProcessAlive(record.pid);
+    if (!dead) continue;
+    for (const activity of record.activities) {
+      if (await stillAtAttempt(client, activity)) {
+        try {
+          await client.activity.fail(
+            { workflowId: activity.workflowId, runId: activity.runId, activityId: activity.activityId },
+            ApplicationFailure.create({
+              message: `the worker running this call (pid ${record.pid} on ${record.host}) died; retried at once by the next worker there`,
+              type: 'worker_died',
+            }),
+          );
+          report.failed.push(activity);
+        } catch {
+          report.skipped += 1;
+        }
+      } else report.skipped += 1;
+    }
+    fs.rmSync(file, { force: true });
+  }
+  return report;
+}
+
+/** True when the activity is still running the attempt the dead worker had. */
+async function stillAtAttempt(client: Client, activity: InflightActivity): Promise<boolean> {
+  try {
+    const description = await client.workflow.getHandle(activity.workflowId, activity.runId).describe();
+    const pending = description.raw.pendingActivities?.find((entry) => entry.activityId === activity.activityId);
+    return pending !== undefined && (pending.attempt ?? 1) === activity.attempt;
+  } catch {
+    return false;
+  }
+}
