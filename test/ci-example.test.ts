@@ -48,8 +48,10 @@ function runScript(env: NodeJS.ProcessEnv, cwd: string): Promise<{ code: number 
 
 describe('the GitHub Actions example', () => {
   const workflow = parse(fs.readFileSync(path.join(example, 'agent-task.yml'), 'utf8')) as {
+    on: { workflow_dispatch: { inputs: Record<string, { default?: string }> } };
     jobs: { agent: { steps: Step[] } };
   };
+  const inputs = workflow.on.workflow_dispatch.inputs;
   const steps = workflow.jobs.agent.steps;
   const taskStep = steps.find((step) => step.run?.includes('run-agent-task.sh'));
   const script = fs.readFileSync(path.join(example, 'run-agent-task.sh'), 'utf8');
@@ -66,6 +68,17 @@ describe('the GitHub Actions example', () => {
     expect(upload?.with?.path).toContain('agent-output/result.json');
     expect(upload?.with?.path).toContain('agent-output/transcript.jsonl');
     expect(taskStep?.env?.OUTPUT_DIR).toContain('agent-output');
+  });
+
+  test('without the API key secret it stops at once with one line, before starting anything', async () => {
+    const env: NodeJS.ProcessEnv = { ...process.env, PROMPT: 'x', OUTPUT_DIR: tempDir('out'), DURABLE_AGENT: 'false' };
+    delete env.ANTHROPIC_API_KEY;
+    delete env.ANTHROPIC_AUTH_TOKEN;
+    const run = await runScript(env, tempDir('repo'));
+    expect(run.code).toBe(1);
+    expect(run.stderr.trim()).toBe(
+      'run-agent-task: ANTHROPIC_API_KEY is not set (in GitHub Actions: the ANTHROPIC_API_KEY secret; forks get no secrets)',
+    );
   });
 
   test('its steps, run here as a runner would, write the json result and the transcript', async () => {
@@ -93,6 +106,8 @@ describe('the GitHub Actions example', () => {
       TEST_COMMAND: 'grep -q login src/auth/login.ts',
       MAX_TURNS: '10',
       MAX_BUDGET_USD: '1',
+      // What the workflow passes when started with its defaults.
+      ALLOWED_TOOLS: inputs.allowed_tools?.default,
       OUTPUT_DIR: output,
     };
     delete env.TEMPORAL_ADDRESS;

@@ -124,7 +124,20 @@ describe('headless runs, as a CI pipeline meets them', () => {
     expect(run.stderr).toContain('→ Write');
     expect(run.stderr).toContain('permission mode: dontAsk (from the headless default (no terminal on stdin');
     expect(server.requests.some((r) => firstUserText(r.body as Body) === prompt)).toBe(true);
-  }, 120_000);
+
+    // With a prompt argument, piped input follows it, as claude -p takes `cat build.log | claude -p "..."`.
+    const both = await cli(
+      ['run', 'Write the notes (argument and pipe)', '--cwd', workspace],
+      env,
+      'piped: ünïcode line\n',
+    );
+    expect(both.code).toBe(0);
+    expect(
+      server.requests.some(
+        (r) => firstUserText(r.body as Body) === 'Write the notes (argument and pipe)\n\npiped: ünïcode line\n',
+      ),
+    ).toBe(true);
+  }, 180_000);
 
   test('stream-json prints one message per line: init, assistant blocks, tool results, the result', async () => {
     const workspace = makeWorkspace({});
@@ -290,6 +303,13 @@ describe('headless runs, as a CI pipeline meets them', () => {
     const empty = await cli(['run', '--cwd', makeWorkspace({})], env, '   \n');
     expect(empty.code).toBe(1);
     expect(empty.stderr).toContain('The prompt is empty');
+    // A pipeline without the key would wait, silently, for a worker that has one: refused at once.
+    const noKey: NodeJS.ProcessEnv = { ...env, DURABLE_AGENT_HOME: tempDir('no-key-home') };
+    delete noKey.ANTHROPIC_API_KEY;
+    const refused = await cli(['run', 'x', '--cwd', makeWorkspace({}), '--output-format', 'json'], noKey);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) is not set');
+    expect(refused.stdout).toBe('');
     const format = await cli(['run', 'x', '--output-format', 'yaml'], env);
     expect(format.code).toBe(1);
     expect(format.stderr).toContain('--output-format "yaml" is not one of text, json, stream-json');

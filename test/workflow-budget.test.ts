@@ -60,7 +60,7 @@ describe('workflow: cost and budget', () => {
       expect(terminal.detail).toContain(
         "the job has cost $3.00 of its $2.50 budget (--max-budget-usd 2.5), so turn 4's model call was not started",
       );
-      expect(terminal.detail).toContain('higher --max-budget-usd');
+      expect(terminal.detail).toContain('to go on from here: durable-agent run --resume budget-');
       // Three turns ran; the third turn's tool results are in the transcript, so nothing is lost.
       expect(terminal.turnCount).toBe(3);
       expect(terminal.messageCount).toBe(7);

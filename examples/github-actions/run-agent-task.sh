@@ -11,12 +11,19 @@
 #   OUTPUT_DIR      where result.json and transcript.jsonl go (default ./agent-output)
 #   JOB_ID          default ci-<run id>-<attempt>: a re-run attempt starts a new job, while a
 #                   retried step of the same attempt attaches to the job already running
+#   ALLOWED_TOOLS   what the agent may do unasked (claude -p's --allowedTools); a pipeline asks nobody,
+#                   so anything else that is not read-only is refused. Default: edit files, run npm test
 #   DURABLE_AGENT   the command (default durable-agent), e.g. "node /opt/durable-agent/bin/durable-agent.js"
 #
-# Exit status: the job's (0 completed, 2 max_turns, 3 aborted, 4 budget_exhausted, 1 other endings).
+# Exit status: the job's (0 completed, 2 max_turns, 3 aborted, 4 budget_exhausted, 5 ended from
+# outside, 1 other endings or no job at all).
 set -euo pipefail
 
 : "${PROMPT:?set PROMPT to what the agent should do}"
+if [[ -z "${ANTHROPIC_API_KEY:-}${ANTHROPIC_AUTH_TOKEN:-}" ]]; then
+  echo "run-agent-task: ANTHROPIC_API_KEY is not set (in GitHub Actions: the ANTHROPIC_API_KEY secret; forks get no secrets)" >&2
+  exit 1
+fi
 WORKSPACE="${WORKSPACE:-$PWD}"
 OUTPUT_DIR="${OUTPUT_DIR:-$PWD/agent-output}"
 JOB_ID="${JOB_ID:-ci-${GITHUB_RUN_ID:-local}-${GITHUB_RUN_ATTEMPT:-1}}"
@@ -29,6 +36,7 @@ mkdir -p "$OUTPUT_DIR"
 args=(run --cwd "$WORKSPACE" --job-id "$JOB_ID" --output-format json --max-turns "${MAX_TURNS:-30}")
 if [[ -n "${MAX_BUDGET_USD:-}" ]]; then args+=(--max-budget-usd "$MAX_BUDGET_USD"); fi
 if [[ -n "${TEST_COMMAND:-}" ]]; then args+=(--stop-hook "$TEST_COMMAND"); fi
+args+=(--allowedTools "${ALLOWED_TOOLS:-Edit Write MultiEdit Bash(npm test:*)}")
 
 status=0
 # The prompt goes through stdin, so no quoting of the user's text can break the command line.
@@ -39,16 +47,26 @@ if ! "${agent[@]}" export "$JOB_ID" --output "$OUTPUT_DIR/transcript.jsonl"; the
 fi
 
 # One line for the log, and the answer for the run's summary page when there is one.
-node - "$OUTPUT_DIR/result.json" "${GITHUB_STEP_SUMMARY:-}" <<'NODE' || true
+if [[ -s "$OUTPUT_DIR/result.json" ]]; then
+  node - "$OUTPUT_DIR/result.json" "${GITHUB_STEP_SUMMARY:-}" <<'NODE' || true
 const fs = require('node:fs');
 const [file, summary] = process.argv.slice(2);
-const result = JSON.parse(fs.readFileSync(file, 'utf8'));
+let result;
+try {
+  result = JSON.parse(fs.readFileSync(file, 'utf8'));
+} catch {
+  console.error(`run-agent-task: ${file} is not a json result`);
+  process.exit(0);
+}
 const cost = typeof result.total_cost_usd === 'number' ? `$${result.total_cost_usd.toFixed(4)}` : 'cost unknown';
 console.error(`run-agent-task: ${result.job_id} ${result.terminal_reason} after ${result.num_turns} turns, ${cost}`);
 if (summary) {
   fs.appendFileSync(summary, `### ${result.job_id}: ${result.terminal_reason} (${result.num_turns} turns, ${cost})\n\n${result.result || result.detail || ''}\n`);
 }
 NODE
+else
+  echo "run-agent-task: no result (durable-agent exited $status before the job ended; see above)" >&2
+fi
 
 # The runner is thrown away, but a self-hosted one is not: leave no server or worker behind.
 "${agent[@]}" stop >/dev/null 2>&1 || true

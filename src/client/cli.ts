@@ -1,10 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Command, InvalidArgumentError } from 'commander';
 import { WorkflowFailedError } from '@temporalio/client';
 import type { WorkflowHandle } from '@temporalio/client';
-import { CancelledFailure, TerminatedFailure, TimeoutFailure } from '@temporalio/common';
+import { CancelledFailure, TerminatedFailure, TimeoutFailure, WorkflowNotFoundError } from '@temporalio/common';
 import { TOOL_DEFINITIONS } from '../shared/tools';
 import { packageRoot } from '../worker/package-root';
 import type { Terminal } from '../shared/terminal';
@@ -40,6 +39,9 @@ import {
   StreamJsonPrinter,
 } from './output-format';
 import type { OutputFormat } from './output-format';
+import type { FollowListener } from './live-events';
+import { hasModelCredentials, liveEmbeddedWorkerHasCredentials } from './embedded';
+import { temporalTargetFromEnv } from './config';
 import { buildSessionInput, parseBudgetUsd, headlessReason, parkWarning, parsePositiveInt } from './session-options';
 import type { RunFlags } from './session-options';
 
@@ -79,26 +81,107 @@ type RunCommandFlags = RunFlags & {
 const STATUS_QUERY_WAIT_MS = 15_000;
 
 /** A prompt from stdin goes into the job's input, which Temporal keeps in its history. */
-const MAX_STDIN_PROMPT_CHARS = 512 * 1024;
+const MAX_STDIN_PROMPT_BYTES = 512 * 1024;
 
-/** The prompt argument, or stdin when it is left out or "-" (`git diff | durable-agent run`). */
+/** How long a prompt argument waits for piped input to begin before it goes alone. */
+const STDIN_FIRST_BYTE_WAIT_MS = 2_000;
+
+/**
+ * The prompt: the argument, stdin when it is left out or "-" (`git diff | durable-agent run`), or
+ * both, as `claude -p` takes them (`cat build.log | durable-agent run "Why did it fail?"`: the
+ * argument, then the piped text). With an argument, stdin is read only when it is a pipe or a file,
+ * and a pipe that sends nothing within 2 s is left alone, so an inherited, never-closed pipe
+ * cannot hang a run.
+ */
 async function promptFrom(arg: string | undefined): Promise<string> {
-  if (arg !== undefined && arg !== '-') return arg;
+  if (arg !== undefined && arg !== '-') {
+    const piped = await pipedInput();
+    return piped?.trim() ? `${arg}\n\n${piped}` : arg;
+  }
   if (process.stdin.isTTY) {
     throw new InvalidArgumentError(
       'No prompt: give it as an argument, e.g. durable-agent run "Check the login module", or pipe it on stdin.',
     );
   }
+  return readStdin();
+}
+
+/** stdin's text when it is a pipe or a file that has some, else undefined. */
+async function pipedInput(): Promise<string | undefined> {
+  if (process.stdin.isTTY) return undefined;
+  let stat: fs.Stats;
+  try {
+    stat = fs.fstatSync(0);
+  } catch {
+    return undefined;
+  }
+  if (stat.isFile()) return readStdin();
+  if (!stat.isFIFO() && !stat.isSocket()) return undefined;
+  const began = await new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => done(false), STDIN_FIRST_BYTE_WAIT_MS);
+    const done = (value: boolean) => {
+      clearTimeout(timer);
+      process.stdin.off('readable', onReadable);
+      process.stdin.off('end', onEnd);
+      resolve(value);
+    };
+    const onReadable = () => done(true);
+    const onEnd = () => done(false);
+    process.stdin.once('readable', onReadable);
+    process.stdin.once('end', onEnd);
+  });
+  if (!began) {
+    process.stdin.pause();
+    process.stdin.unref?.();
+    return undefined;
+  }
+  return readStdin();
+}
+
+/** All of stdin, decoded as UTF-8 across chunk boundaries, within the size limit. */
+async function readStdin(): Promise<string> {
+  process.stdin.setEncoding('utf8');
   let text = '';
   for await (const chunk of process.stdin) {
-    text += (chunk as Buffer).toString('utf8');
-    if (text.length > MAX_STDIN_PROMPT_CHARS) {
+    text += chunk as string;
+    if (Buffer.byteLength(text) > MAX_STDIN_PROMPT_BYTES) {
       throw new InvalidArgumentError(
-        `The prompt on stdin is over ${MAX_STDIN_PROMPT_CHARS} characters: put the material in a file in the workspace and ask the agent to read it.`,
+        `The prompt on stdin is over ${MAX_STDIN_PROMPT_BYTES / 1024} KiB: put the material in a file in the workspace and ask the agent to read it.`,
       );
     }
   }
   return text;
+}
+
+/**
+ * A headless run on the embedded server from a shell without model credentials would start a
+ * worker that cannot call the model, and wait for one that can for as long as it takes: in a
+ * pipeline, until its timeout, in silence. Refused at once instead (a detached job may wait).
+ */
+function refuseWithoutCredentials(env: NodeJS.ProcessEnv): void {
+  if (temporalTargetFromEnv(env) || hasModelCredentials(env) || liveEmbeddedWorkerHasCredentials()) return;
+  throw new InvalidArgumentError(
+    'ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) is not set, so the embedded worker this run starts cannot call the model: ' +
+      'set it (in CI, from a secret), or use --detach to start the job and let it wait for a worker that has it.',
+  );
+}
+
+/** What a quiet (json) run still writes to stderr: what someone may have to act on. */
+function attentionListener(jobId: string): FollowListener {
+  return {
+    onEvent: (event) => {
+      if (event.kind === 'notice') stderrOutput.write(`· ${event.text}`);
+      else if (event.kind === 'no_worker') {
+        stderrOutput.write(
+          `· no worker has answered for ${Math.round(event.afterMs / 1000)} s; is \`durable-agent worker\` running?`,
+        );
+      } else if (event.kind === 'approval_needed') {
+        stderrOutput.write(
+          `· ${event.pending.toolName} waits for approval (${event.pending.reason}): durable-agent approve ${jobId}, or deny ${jobId}`,
+        );
+      }
+    },
+  };
 }
 
 /** How a job ended: its Terminal, or what Temporal says when it was ended from outside. */
@@ -237,7 +320,9 @@ export function buildProgram(): Command {
     .action(async (promptArg: string | undefined, flags: RunCommandFlags, command: Command) => {
       const format = chosenFormat(flags);
       const prompt = await promptFrom(promptArg);
-      const headless = headlessReason(process.env);
+      // A machine-readable run is read by a program, which cannot answer an approval either.
+      const headless = headlessReason(process.env) ?? (format !== 'text' ? `--output-format ${format}` : undefined);
+      if (headless !== undefined && !flags.detach) refuseWithoutCredentials(process.env);
       const input = await withResume(buildSessionInput(prompt, flags, process.env, headless), flags, {
         cwd: command.getOptionValueSource('cwd') === 'cli',
       });
@@ -270,10 +355,13 @@ export function buildProgram(): Command {
         const interactive = format === 'text' && headless === undefined && Boolean(process.stderr.isTTY);
         const approver = interactive ? (await import('./tty-approver')).ttyApprover : undefined;
         const progress = format === 'text' || flags.verbose ? stderrOutput : { write: () => undefined };
+        // json without --verbose still says on stderr what needs someone: a parked call, a
+        // notice (waiting for credentials, a recovery), no worker answering.
+        const printer = streamJson ?? (format === 'json' && !flags.verbose ? attentionListener(jobId) : undefined);
         const ended = await jobResult(outcome.handle, (handle) =>
           follow(handle, progress, {
             ...(approver ? { approver } : {}),
-            ...(streamJson ? { printer: streamJson } : {}),
+            ...(printer ? { printer } : {}),
           }),
         );
         printResult(jobId, ended, format, streamJson, format === 'text');
@@ -347,10 +435,13 @@ export function buildProgram(): Command {
       await withClient(true, async ({ client }) => {
         const handle = client.workflow.getHandle(id);
         const description = await handle.describe();
-        const snapshot = await Promise.race([
-          handle.query(snapshotQuery, 0),
-          sleep(STATUS_QUERY_WAIT_MS, undefined, { ref: false }).then(() => undefined),
-        ]);
+        // A deadline on the call itself: a query left waiting would keep the process alive.
+        const snapshot = await client
+          .withDeadline(Date.now() + STATUS_QUERY_WAIT_MS, () => handle.query(snapshotQuery, 0))
+          .catch((error: unknown) => {
+            if (error instanceof WorkflowNotFoundError) throw error;
+            return undefined;
+          });
         if (!snapshot) {
           throw new Error(
             `job ${id} is ${description.status.name}, but no worker answered its query within ${STATUS_QUERY_WAIT_MS / 1000} s: ` +

@@ -36,6 +36,12 @@ interface ProcessRecord {
   shutdownGraceMs?: number;
 }
 
+/** True when the embedded worker of `home` runs and was started with model credentials. */
+export function liveEmbeddedWorkerHasCredentials(home = dataHome()): boolean {
+  const known = readRecord(home, WORKER_RECORD);
+  return known?.modelCredentials === true && isProcessAlive(known.pid);
+}
+
 /** True when `env` holds what a worker needs for model calls. */
 export function hasModelCredentials(env: NodeJS.ProcessEnv): boolean {
   return Boolean(env.ANTHROPIC_API_KEY?.trim() || env.ANTHROPIC_AUTH_TOKEN?.trim());

@@ -247,6 +247,9 @@ export class StreamJsonPrinter {
           turn: event.turn,
         });
         break;
+      case 'no_worker':
+        this.line({ type: 'system', subtype: 'no_worker', after_ms: event.afterMs });
+        break;
       default:
         break;
     }

@@ -1,3 +1,4 @@
+import { workflowInfo } from '@temporalio/workflow';
 import type { CallAccounting, CallPricing } from '../shared/activity-types';
 import type { Usage } from '../shared/messages';
 import { addModelUsage, formatUsd, knownCostUsd, totalCostUsd } from '../shared/pricing';
@@ -44,7 +45,8 @@ export function budgetExhausted(session: Session, state: State, nextCall: string
   if (spent < budget) return undefined;
   return (
     `the job has cost ${formatUsd(spent)} of its ${formatUsd(budget)} budget (--max-budget-usd ${budget}), ` +
-    `so ${nextCall} was not started; to go on, run the task again with a higher --max-budget-usd`
+    `so ${nextCall} was not started; to go on from here: durable-agent run --resume ${workflowInfo().workflowId} ` +
+    `--max-budget-usd <more> "Go on"`
   );
 }
 
