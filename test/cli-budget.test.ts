@@ -2,34 +2,13 @@
  * `--max-budget-usd` as a user runs it: the real CLI process on the embedded Temporal server,
  * against the scripted model server playing the recorded demo session.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { loadScriptedSession } from '../src/model-server';
 import { ScriptedModelServer, tempDir } from './support/harness';
+import { runCli as cli } from './support/cli';
 
 const root = path.join(__dirname, '..');
-
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
-  return new Promise((resolve) => {
-    const child = spawn(
-      process.execPath,
-      ['-r', 'ts-node/register/transpile-only', path.join(root, 'src/client/cli.ts'), ...args],
-      { cwd: root, env },
-    );
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 describe('durable-agent run --max-budget-usd', () => {
   const home = tempDir('home');

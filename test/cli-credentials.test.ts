@@ -1,27 +1,9 @@
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { SessionSnapshot } from '../src/shared/session';
 import { ScriptedModelServer, makeWorkspace, tempDir } from './support/harness';
 import { textReply } from './support/jobs';
-
-const root = path.join(__dirname, '..');
-
-function cli(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(
-      process.execPath,
-      ['-r', 'ts-node/register/transpile-only', path.join(root, 'src/client/cli.ts'), ...args],
-      { cwd: root, env },
-    );
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end();
-  });
-}
+import { runCli as cli } from './support/cli';
 
 describe('a background worker without model credentials', () => {
   const home = tempDir('home');

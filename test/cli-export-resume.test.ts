@@ -2,7 +2,6 @@
  * `export`, `run --resume` and `run --resume-from`, as a user runs them: the real CLI in its own
  * processes, on the embedded server and worker, against the scripted model server.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { ScriptedSession } from '../src/model-server';
@@ -10,31 +9,9 @@ import { NOT_RUN_RESULT } from '../src/shared/conversation-repair';
 import { parseSessionJsonl } from '../src/shared/session-jsonl';
 import { ScriptedModelServer, makeWorkspace, tempDir } from './support/harness';
 import { textReply, toolUse } from './support/jobs';
+import { runCli as cli } from './support/cli';
 
-const root = path.join(__dirname, '..');
 const fixture = path.join(__dirname, 'fixtures/claude-code-session.jsonl');
-
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
-  return new Promise((resolve) => {
-    const child = spawn(
-      process.execPath,
-      ['-r', 'ts-node/register/transpile-only', path.join(root, 'src/client/cli.ts'), ...args],
-      { cwd: root, env },
-    );
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end();
-  });
-}
 
 /** Over the size at which a tool input travels by reference, and big enough to fill a 40k window. */
 const BIG = Array.from({ length: 1_000 }, (_, i) => `${String(i).padStart(4, '0')} ${'y'.repeat(75)}`).join('\n');

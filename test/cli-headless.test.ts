@@ -1,35 +1,13 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { ScriptedSession } from '../src/model-server';
 import { findTemporalBinary } from '../src/client/temporal-binary';
 import { ScriptedModelServer, makeWorkspace, tempDir } from './support/harness';
 import { textReply, toolUse } from './support/jobs';
+import { runCli as cli } from './support/cli';
 
 const root = path.join(__dirname, '..');
-
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** The CLI as a pipeline runs it: no TTY anywhere, stdin given (or closed at once). */
-function cli(args: string[], env: NodeJS.ProcessEnv, stdin = ''): Promise<CliResult> {
-  return new Promise((resolve) => {
-    const child = spawn(
-      process.execPath,
-      ['-r', 'ts-node/register/transpile-only', path.join(root, 'src/client/cli.ts'), ...args],
-      { cwd: root, env },
-    );
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(stdin);
-  });
-}
 
 /** Longer than any progress preview: `run` once cut a 5,921-character answer to 2,000. */
 const LONG_ANSWER = Array.from({ length: 99 }, (_, i) => `Line ${String(i).padStart(2, '0')}: ${'x'.repeat(50)}.`).join(

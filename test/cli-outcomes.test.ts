@@ -7,27 +7,11 @@ import { findTemporalBinary } from '../src/client/temporal-binary';
 import type { SessionSnapshot } from '../src/shared/session';
 import { snapshotQuery } from '../src/workflows/definitions';
 import { ScriptedModelServer, tempDir, waitFor } from './support/harness';
+import { runCli as cli } from './support/cli';
+import type { CliResult } from './support/cli';
 
 const root = path.join(__dirname, '..');
 const cliArgs = ['-r', 'ts-node/register/transpile-only', path.join(root, 'src/client/cli.ts')];
-
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** The CLI as a user runs it; with no TEMPORAL_ADDRESS it uses the embedded server of DURABLE_AGENT_HOME. */
-function cli(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [...cliArgs, ...args], { cwd: root, env });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 /** `temporal` itself, as an outside client of the embedded server. */
 function temporal(args: string[], address: string): string {

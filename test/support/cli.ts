@@ -1,0 +1,30 @@
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+
+const root = path.join(__dirname, '..', '..');
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * The CLI as a user (or a pipeline) runs it: a process of its own, no TTY anywhere, `stdin` written
+ * and closed at once, so a run never waits for piped input that is not coming.
+ */
+export function runCli(args: string[], env: NodeJS.ProcessEnv, stdin = ''): Promise<CliResult> {
+  return new Promise((resolve) => {
+    const child = spawn(
+      process.execPath,
+      ['-r', 'ts-node/register/transpile-only', path.join(root, 'src/client/cli.ts'), ...args],
+      { cwd: root, env },
+    );
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(stdin);
+  });
+}
