@@ -156,7 +156,7 @@ describe('durability: a worker SIGKILLed mid-turn', () => {
     );
   });
 
-  test('killed while a side-effecting Bash runs: it is not run again, the model is told', async () => {
+  test('killed while a side-effecting Bash runs: the retry adopts its still-running command, which ran once, and answers with its real result', async () => {
     const waitForBash = async (_server: ScriptedModelServer, jobId: string) => {
       await waitFor(
         async () => {
@@ -170,11 +170,12 @@ describe('durability: a worker SIGKILLed mid-turn', () => {
     };
     const run = await interruptedRun({ bashCommand: 'echo run >> runs.log; sleep 3', killWhen: waitForBash });
     expect(run.terminal.reason).toBe('completed');
-    // Ran once, on the killed worker; the retry did not run it again.
+    // Ran once, started by the killed worker; the retry waited for it instead of running it again.
     expect(fs.readFileSync(path.join(run.workspace, 'runs.log'), 'utf8')).toBe('run\n');
     const last = run.server.requests.at(-1)?.body as { messages: Array<{ content: unknown }> };
     const bashResult = JSON.stringify(last.messages.at(-1)?.content);
-    expect(bashResult).toContain('interrupted by a worker failure');
-    expect(bashResult).toContain('"is_error":true');
+    // What the uninterrupted command answers; before adoption it was "interrupted ... may have partly run".
+    expect(bashResult).toContain('"content":"(Bash completed with no output)"');
+    expect(bashResult).not.toContain('is_error');
   });
 });

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
 import type { RunToolInput, ToolRunResult } from '../shared/activity-types';
 import type { ToolResultBlock } from '../shared/messages';
 import { jobSandboxOrDefault } from '../shared/sandbox';
@@ -10,8 +11,10 @@ import { isInputFieldRef, isStoredInputField } from '../shared/tool-input-refs';
 import type { SandboxEngine } from './sandbox/engine';
 import type { FileContentStore } from './store/content-store';
 import { workspaceHome } from './store/workspace-home';
-import { ToolJournal } from './tool-journal';
-import type { FileChange, JournalEntry } from './tool-journal';
+import { resumeCommand } from './command-resume';
+import { ownerAttempt, ToolJournal } from './tool-journal';
+import type { CommandRecord, FileChange, JournalEntry } from './tool-journal';
+import { thisHost, type CommandGroup } from './tools/command-run';
 import { executeTool } from './tools';
 import { updateAfterWrite } from './tools/read-state';
 import { fileHash } from './tools/replace-file';
@@ -95,14 +98,16 @@ async function runToolOnce(
   };
 
   let sandboxed: boolean | undefined;
+  const { attempt } = ctx.info;
+  const policy = jobSandboxOrDefault(input.sandbox);
   const { readOnly } = classifyToolUse(getToolDefinition(toolUse.name), toolUse.input);
-  const run = async (onStart?: JournalEntry & { status: 'started' }) =>
+  const run = async (onStart?: StartedEntry) =>
     (deps.execute ?? executeTool)(toolUse.name, toolUse.input, {
       workspace: input.workspace,
       signal: ctx.cancellationSignal,
       heartbeat,
       env: deps.toolEnv,
-      sandbox: { engine: deps.sandbox, policy: jobSandboxOrDefault(input.sandbox) },
+      sandbox: { engine: deps.sandbox, policy },
       sessionKey,
       onCommandStart: (facts) => {
         sandboxed = facts.sandboxed;
@@ -111,22 +116,41 @@ async function runToolOnce(
       readDenyRules: input.readDenyRules ?? [],
       dataHome: await workspaceHome(deps.store.root, input.workspace),
       ...(onStart ? { beforeFileChange: (fileChange) => journal.write({ ...onStart, fileChange }) } : {}),
+      ...(onStart?.command === null ? { command: commandHooks(journal, onStart, () => sandboxed ?? false) } : {}),
     });
 
   let outcome: ToolOutcome | undefined;
   if (readOnly) {
     outcome = await cancellable(ctx, run());
-  } else if (recorded?.status === 'started') {
+  } else if (recorded?.status === 'started' && toolUse.name === 'Bash' && recorded.command) {
+    sandboxed = recorded.command.sandboxed;
+    outcome = await cancellable(
+      ctx,
+      resumeCommand({
+        entry: { ...recorded, command: recorded.command },
+        journal,
+        attempt,
+        signal: ctx.cancellationSignal,
+        heartbeat,
+        heartbeatMs: TOOL_HEARTBEAT_MS,
+        policy,
+      }),
+    );
+  } else if (recorded?.status === 'started' && !(toolUse.name === 'Bash' && recorded.command === null)) {
+    // (A Bash whose group was never recorded never started its command: it simply runs now.)
     outcome = await afterInterruption(recorded, toolUse.name, input.workspace);
   }
   if (outcome === undefined) {
-    const started: JournalEntry & { status: 'started' } = {
+    const started: StartedEntry = {
       status: 'started',
       toolUseId: toolUse.id,
       name: toolUse.name,
       startedAt: new Date().toISOString(),
+      attempt,
       // null until the tool is about to replace its file: an entry left so says it never did.
       ...(FILE_TOOLS.has(toolUse.name) ? { fileChange: null } : {}),
+      // null until the command's process group exists: an entry left so says it never started.
+      ...(toolUse.name === 'Bash' ? { command: null } : {}),
     };
     await journal.write(started);
     outcome = await cancellable(ctx, run(started));
@@ -149,10 +173,57 @@ async function runToolOnce(
     ...(sandboxed !== undefined ? { sandboxed } : {}),
   };
   if (!readOnly) {
+    await refuseIfSuperseded(journal, toolUse.id, attempt);
     await journal.write({ status: 'completed', toolUseId: toolUse.id, name: toolUse.name, result, block });
+    if (toolUse.name === 'Bash') await journal.removeCommandFiles(toolUse.id).catch(() => undefined);
   }
   if (deps.crashAfterJournal === toolUse.id) process.kill(process.pid, 'SIGKILL');
   return result;
+}
+
+type StartedEntry = JournalEntry & { status: 'started' };
+
+/**
+ * What Bash gets for a journaled call: its command's files beside the entry, a record of its
+ * process group written before the command starts, and whether this attempt still owns the call.
+ */
+function commandHooks(journal: ToolJournal, started: StartedEntry, sandboxed: () => boolean) {
+  const attempt = started.attempt ?? 0;
+  return {
+    files: journal.commandFiles(started.toolUseId),
+    record: async (group: CommandGroup) => {
+      await refuseIfSuperseded(journal, started.toolUseId, attempt);
+      const command: CommandRecord = {
+        ...(await thisHost()),
+        ...group,
+        attempt,
+        workerPid: process.pid,
+        sandboxed: sandboxed(),
+      };
+      await journal.write({ ...started, command });
+    },
+    stillOwner: async () => {
+      const entry = await journal.read(started.toolUseId);
+      return entry?.status !== 'started' || (ownerAttempt(entry) ?? attempt) === attempt;
+    },
+  };
+}
+
+/**
+ * A later attempt took this call over (this one was cut off from the server, and the server
+ * retried it): this attempt's result must not be journaled over the owner's, and the server will
+ * not take it either.
+ */
+async function refuseIfSuperseded(journal: ToolJournal, toolUseId: string, attempt: number): Promise<void> {
+  const entry = await journal.read(toolUseId);
+  const owner = entry?.status === 'started' ? ownerAttempt(entry) : undefined;
+  if (entry?.status === 'completed' || (owner !== undefined && owner > attempt)) {
+    throw ApplicationFailure.create({
+      type: 'superseded',
+      nonRetryable: true,
+      message: `attempt ${attempt} of tool call ${toolUseId} was superseded by ${entry?.status === 'completed' ? 'a finished attempt' : `attempt ${owner}`}; its result is not used`,
+    });
+  }
 }
 
 /** A cancelled call rejects with the cancellation, whatever the tool threw on its way out. */

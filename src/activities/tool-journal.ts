@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { readFile, stat } from 'node:fs/promises';
+import { readFile, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { ToolRunResult } from '../shared/activity-types';
 import type { ToolResultBlock } from '../shared/messages';
+import { commandFiles, type CommandFiles, type CommandGroup, type HostIdentity } from './tools/command-run';
 import { ensureDirDurably, writeFileDurably } from './store/durable-file';
 import { workspaceHome } from './store/workspace-home';
 import { WORKSPACE_DATA_DIR } from './tools/workspace-data';
@@ -25,12 +26,32 @@ export interface FileChange {
   partial: boolean;
 }
 
+/** A Bash call's process group, recorded before its command is let start. */
+export interface CommandRecord extends CommandGroup, HostIdentity {
+  /** The attempt and the worker process that started it. */
+  attempt: number;
+  workerPid: number;
+  /** Whether it runs in the sandbox (a failed sandboxed command's answer says where the walls are). */
+  sandboxed: boolean;
+}
+
+/** Who answers for a call now: an attempt that adopted the group, or one that fenced it off. */
+export interface CallOwner extends HostIdentity {
+  attempt: number;
+  workerPid: number;
+  since: string;
+  /** adopted: it supervises the group; fenced: it could not (another host) and answered without it. */
+  how: 'adopted' | 'fenced';
+}
+
 export type JournalEntry =
   | {
       status: 'started';
       toolUseId: string;
       name: string;
       startedAt: string;
+      /** The attempt that wrote the entry (absent in entries of older workers). */
+      attempt?: number;
       /**
        * Write and Edit only: null until the call is about to replace its file, then what it
        * replaces it with. Absent in entries of older workers, which wrote files in place.
@@ -41,6 +62,13 @@ export type JournalEntry =
        * synced it, or unreadable): all that is known is that the call was started.
        */
       unreadable?: string;
+      /**
+       * Bash only: null until the process group exists, then the group; the command starts only
+       * once this is on disk. Absent in entries of older workers, whose commands ran unrecorded.
+       */
+      command?: CommandRecord | null;
+      /** Set when a later attempt took the call over from the one that started it. */
+      owner?: CallOwner;
     }
   | { status: 'completed'; toolUseId: string; name: string; result: ToolRunResult; block: ToolResultBlock };
 
@@ -81,16 +109,36 @@ export class ToolJournal {
   }
 
   async write(entry: JournalEntry): Promise<void> {
-    if (!this.prepared) {
-      await ensureDirDurably(this.dir);
-      this.prepared = true;
-    }
+    await this.prepare();
     await writeFileDurably(this.fileFor(this.dir, entry.toolUseId), JSON.stringify(entry));
+  }
+
+  /** Where a Bash call's command writes its output and exit status: beside the call's entry. */
+  commandFiles(toolUseId: string): CommandFiles {
+    return commandFiles(this.fileFor(this.dir, toolUseId).replace(/\.json$/, ''));
+  }
+
+  /** The folder exists, so a command can create its files there before its entry is written. */
+  async prepare(): Promise<void> {
+    if (this.prepared) return;
+    await ensureDirDurably(this.dir);
+    this.prepared = true;
+  }
+
+  /** Drop a finished call's command files: its entry now holds the result. */
+  async removeCommandFiles(toolUseId: string): Promise<void> {
+    const files = this.commandFiles(toolUseId);
+    await Promise.all([files.output, files.rest, files.exit].map((file) => rm(file, { force: true })));
   }
 
   private fileFor(dir: string, toolUseId: string): string {
     return path.join(dir, `${toolUseId.replace(/[^A-Za-z0-9_-]/g, '_')}.json`);
   }
+}
+
+/** The attempt that answers for a started call now: a later one that took it over, or its starter. */
+export function ownerAttempt(entry: JournalEntry & { status: 'started' }): number | undefined {
+  return entry.owner?.attempt ?? entry.attempt;
 }
 
 /** The folder of one job's journal: a hash of its session key (`<workflowId>/<firstExecutionRunId>`). */

@@ -145,6 +145,6 @@ describe('Bash', () => {
     const result = await runBash({ command: 'echo tick; sleep 0.4' }, { ...ctx, heartbeat: (d) => beats.push(d) }, 50);
     expect(result.content).toBe('tick');
     expect(beats.length).toBeGreaterThanOrEqual(3);
-    expect(beats[beats.length - 1]).toEqual({ tool: 'Bash', outputChars: 5 });
+    expect(beats[beats.length - 1]).toEqual({ tool: 'Bash', outputBytes: 5 });
   });
 });

@@ -22,7 +22,7 @@ export async function waitForProcessGroupExit(pid: number, maxWaitMs = 2000, pol
   }
 }
 
-async function groupIsRunning(pgid: number): Promise<boolean> {
+export async function groupIsRunning(pgid: number): Promise<boolean> {
   try {
     process.kill(-pgid, 0);
   } catch {

@@ -1,6 +1,7 @@
 import type { ReadFileStates } from '../../shared/file-state';
 import type { JobSandbox } from '../../shared/sandbox';
 import type { SandboxEngine } from '../sandbox/engine';
+import type { CommandFiles, CommandGroup } from './command-run';
 
 /** What a Write or Edit is about to do to a file: told to the journal before the file is replaced. */
 export interface PlannedFileChange {
@@ -40,6 +41,16 @@ export interface ToolContext {
   sessionKey?: string;
   /** Told, once a command has started, whether it runs in the sandbox. */
   onCommandStart?: (facts: { sandboxed: boolean }) => void;
+  /**
+   * A journaled Bash call: where its command's output and exit status go (beside the journal
+   * entry, so a retry finds them), how the journal records its process group before the command
+   * is let start, and whether this attempt still owns the call. Absent, Bash uses a temporary folder.
+   */
+  command?: {
+    files: CommandFiles;
+    record(group: CommandGroup): Promise<void>;
+    stillOwner?(): Promise<boolean>;
+  };
   /**
    * The session's knowledge of the files this call touches, keyed by `fileStateKey(workspace,
    * file_path)`: at least the keys `fileStateKeysFor` names. Write and Edit refuse a file missing

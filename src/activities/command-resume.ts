@@ -1,0 +1,97 @@
+import type { JobSandbox } from '../shared/sandbox';
+import type { ToolOutcome } from '../shared/tool-definition';
+import type { CommandRecord, JournalEntry, ToolJournal } from './tool-journal';
+import { formatResult, sandboxHints } from './tools/bash';
+import {
+  adoptCommand,
+  groupAlive,
+  readExitStatus,
+  readFinished,
+  sameHost,
+  thisHost,
+  type Finished,
+} from './tools/command-run';
+
+type StartedEntry = JournalEntry & { status: 'started' };
+
+export interface ResumeCommandOptions {
+  entry: StartedEntry & { command: CommandRecord };
+  journal: ToolJournal;
+  /** This attempt of the call. */
+  attempt: number;
+  signal: AbortSignal;
+  heartbeat: (details?: unknown) => void;
+  heartbeatMs: number;
+  /** The job's sandbox policy, for the hints a failed sandboxed command gets. */
+  policy: JobSandbox;
+}
+
+/**
+ * The answer for a Bash call whose earlier attempt started its command and died before it
+ * reported. The command's own files say how it ended when it has; a group still running on this
+ * host is adopted (waited for within its own timeout, then answered from its files), so the
+ * transcript is the uninterrupted run's. Only what cannot be known is told as such: a group that
+ * ended without an exit status, a machine that restarted, a group on another host, which this
+ * attempt fences off (it records itself as the call's owner, so the first attempt's late result is
+ * never journaled) and cannot stop.
+ */
+export async function resumeCommand(options: ResumeCommandOptions): Promise<ToolOutcome> {
+  const { entry, journal } = options;
+  const record = entry.command;
+  const files = journal.commandFiles(entry.toolUseId);
+  const answer = (run: Finished) =>
+    formatResult(run, record.timeoutMs, record.sandboxed ? sandboxHints(run, options.policy) : []);
+
+  const status = await readExitStatus(files.exit);
+  if (status !== undefined) return answer(await readFinished(files, status, false));
+
+  const me = await thisHost();
+  const owner = { ...me, attempt: options.attempt, workerPid: process.pid, since: new Date().toISOString() };
+  const began = `started ${record.startedAt} by attempt ${record.attempt} on ${record.host}`;
+  if (sameHost(me, record)) {
+    if (!(await groupAlive(record))) {
+      return cutOff(
+        await readFinished(files, undefined, false),
+        `its worker died (${began}) and its processes have ended without recording an exit status`,
+      );
+    }
+    await journal.write({ ...entry, owner: { ...owner, how: 'adopted' } });
+    const run = await adoptCommand({
+      group: record,
+      files,
+      signal: options.signal,
+      progressMs: options.heartbeatMs,
+      progress: (outputBytes) => options.heartbeat({ tool: 'Bash', outputBytes, adopted: true }),
+    });
+    if ('gone' in run) {
+      return cutOff(run.gone, `its worker died (${began}) and its processes ended without recording an exit status`);
+    }
+    return answer(run);
+  }
+  if (record.host === me.host && record.bootId !== me.bootId) {
+    return cutOff(await readFinished(files, undefined, false), `the machine restarted while it ran (${began})`);
+  }
+  await journal.write({ ...entry, owner: { ...owner, how: 'fenced' } });
+  const sofar = await readFinished(files, undefined, false);
+  return {
+    isError: true,
+    content: [
+      `The Bash command was ${began}, whose worker stopped answering. It may still be running there, or have ` +
+        'stopped part-way; whatever it does from now on is not reported, and it was not run again here.',
+      ...(sofar.output ? ['Its output until this attempt took over:', sofar.output.replace(/[\r\n]+$/, '')] : []),
+      'Check its effects before retrying it.',
+    ].join('\n'),
+  };
+}
+
+function cutOff(run: Finished, why: string): ToolOutcome {
+  const output = run.output.replace(/[\r\n]+$/, '');
+  return {
+    isError: true,
+    content: [
+      `The Bash command was cut off part-way: ${why}.`,
+      ...(output ? ['Its output until then:', output] : ['It printed nothing until then.']),
+      'It was not run again automatically: check its effects before retrying it.',
+    ].join('\n'),
+  };
+}

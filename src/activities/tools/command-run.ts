@@ -1,0 +1,358 @@
+import { spawn } from 'node:child_process';
+import { readFile, readlink, stat } from 'node:fs/promises';
+import os from 'node:os';
+import { StringDecoder } from 'node:string_decoder';
+import { BASH_MAX_OUTPUT_CHARS } from '../../shared/tools/bash';
+import { abortError } from './abort-error';
+import { groupIsRunning, killProcessGroup, waitForProcessGroupExit } from './process-group';
+
+/**
+ * A command runs as a process group that writes its output, and then its exit status, to files,
+ * never to pipes of the worker: it neither dies of SIGPIPE nor loses its result when the worker
+ * dies, and the next attempt of the call finds both beside the journal entry. The group is led by
+ * a small `sh` script (below), which waits for one line, "go", before it starts the command: the
+ * worker sends it only once the journal records the group, so no command runs unrecorded.
+ */
+
+/** Where one command's output, the count of bytes past the capture cap, and its exit status go. */
+export interface CommandFiles {
+  output: string;
+  rest: string;
+  exit: string;
+}
+
+export function commandFiles(prefix: string): CommandFiles {
+  return { output: `${prefix}.out`, rest: `${prefix}.rest`, exit: `${prefix}.exit` };
+}
+
+/** The machine, boot and PID namespace a process group lives in: outside them it cannot be supervised. */
+export interface HostIdentity {
+  host: string;
+  /** The kernel's id for this boot; a group recorded in another boot is gone. */
+  bootId?: string;
+  /** The PID namespace (`pid:[4026531836]`): containers sharing a kernel share a boot id, not this. */
+  pidNamespace?: string;
+}
+
+/** A running command's group as the journal records it. */
+export interface CommandGroup {
+  pgid: number;
+  /** The leader's start time (clock ticks since boot): a pid reused later has another. */
+  leaderStart?: string;
+  /** When the command was let start (ISO), and how long it may run. */
+  startedAt: string;
+  timeoutMs: number;
+}
+
+/** How a finished (or stopped) command ended. */
+export interface Finished {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  output: string;
+  totalChars: number;
+  timedOut: boolean;
+}
+
+/**
+ * The group leader. Positional arguments: output file, rest file, exit file, capture cap, then the
+ * command itself. The command's stdout and stderr share one pipe, in arrival order as a terminal
+ * shows them, into a capture that keeps the first CAPTURE_BYTES and counts the rest. fd 3 is a pipe to the worker that hears the exit status the moment the command
+ * ends (its background jobs may keep the capture pipe open much longer); the command and the
+ * capture never see it. Exit status 125 without "go": the worker died before the command started.
+ */
+const LEADER_SCRIPT = [
+  'IFS= read -r go || exit 125',
+  '[ "$go" = go ] || exit 125',
+  'exec </dev/null',
+  'out=$1 rest=$2 ex=$3 cap=$4',
+  'shift 4',
+  // The shell's own notes ("Terminated") are not the command's output: the command runs in a
+  // subshell it replaces, and the shell that waits for it writes its own stderr nowhere.
+  `{ (exec "$@" 2>&1 3>&-); c=$?; printf '%s\\n' "$c" >"$ex"; printf '%s\\n' "$c" >&3; } 2>/dev/null |`,
+  // One byte per read, so what the command printed is on disk at once (head and dd with larger
+  // blocks wait to fill them): a kill at the timeout keeps the output so far.
+  '{ dd bs=1 count="$cap" >"$out" 2>/dev/null; wc -c >"$rest"; } 3>&-',
+].join('\n');
+
+/** Bytes of output kept on disk: enough for BASH_MAX_OUTPUT_CHARS characters of any UTF-8. */
+const CAPTURE_BYTES = BASH_MAX_OUTPUT_CHARS * 4;
+/**
+ * After the command exits, a background job it started may still hold the capture pipe open.
+ * Wait this long for the rest of the output, then read what there is rather than hang.
+ */
+const PIPE_GRACE_MS = 500;
+/** How often an adopted group (not a child of this process) is looked at. */
+const ADOPT_POLL_MS = 100;
+
+let identity: HostIdentity | undefined;
+
+export async function thisHost(): Promise<HostIdentity> {
+  if (identity) return identity;
+  const bootId = await readFile('/proc/sys/kernel/random/boot_id', 'utf8').then(
+    (text) => text.trim(),
+    () => undefined,
+  );
+  const pidNamespace = await readlink('/proc/self/ns/pid').catch(() => undefined);
+  identity = {
+    host: os.hostname(),
+    ...(bootId ? { bootId } : {}),
+    ...(pidNamespace ? { pidNamespace } : {}),
+  };
+  return identity;
+}
+
+/** True when a group recorded by `other` lives where this process can see and signal it. */
+export function sameHost(mine: HostIdentity, other: HostIdentity): boolean {
+  return mine.host === other.host && mine.bootId === other.bootId && mine.pidNamespace === other.pidNamespace;
+}
+
+/** The start time of process `pid` (field 22 of /proc/<pid>/stat), or undefined when it is gone. */
+export async function processStart(pid: number): Promise<string | undefined> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(') ') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * True while any process of the recorded group runs. A leader alive under another start time is a
+ * reused pid: Linux hands out no pid still in use as a group id, so the recorded group had ended.
+ */
+export async function groupAlive(group: CommandGroup): Promise<boolean> {
+  const start = await processStart(group.pgid);
+  if (start !== undefined && group.leaderStart !== undefined && start !== group.leaderStart) return false;
+  return groupIsRunning(group.pgid);
+}
+
+export interface RunCommandOptions {
+  file: string;
+  args: string[];
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  files: CommandFiles;
+  timeoutMs: number;
+  signal: AbortSignal;
+  /** Told of the group before the command starts; the command starts once this resolves. */
+  record?: (group: CommandGroup) => Promise<void>;
+  /** Called with the bytes of output so far, while the command runs. */
+  progress: (outputBytes: number) => void;
+  progressMs: number;
+  /**
+   * Asked on an abort: false when another attempt now supervises the group (this one was cut off
+   * from the server and superseded), which must not be killed from under it.
+   */
+  stillOwner?: () => Promise<boolean>;
+}
+
+/**
+ * Run `file args` as its own process group, output to `files`, with a timeout; resolves once it
+ * has ended, or rejects with an AbortError once an abort has stopped it.
+ */
+export function runCommand(options: RunCommandOptions): Promise<Finished | { spawnError: Error }> {
+  const { files, signal } = options;
+  if (signal.aborted) return Promise.reject(abortError());
+  return new Promise((resolve, reject) => {
+    // detached: the leader heads a new process group, so one kill reaches everything it started.
+    const child = spawn(
+      '/bin/sh',
+      ['-c', LEADER_SCRIPT, 'durable-agent-bash', files.output, files.rest, files.exit, String(CAPTURE_BYTES)].concat(
+        options.file,
+        options.args,
+      ),
+      { cwd: options.cwd, env: options.env, detached: true, stdio: ['pipe', 'ignore', 'ignore', 'pipe'] },
+    );
+    const pid = child.pid;
+    let timedOut = false;
+    let aborted = false;
+    let settled = false;
+    let exitStatus: number | undefined;
+    let graceTimer: NodeJS.Timeout | undefined;
+    let timeout: NodeJS.Timeout | undefined;
+    let beat: NodeJS.Timeout | undefined;
+    const killGroup = () => {
+      if (pid !== undefined) killProcessGroup(pid);
+    };
+    const onAbort = () => {
+      aborted = true;
+      void (options.stillOwner ?? (() => Promise.resolve(true)))()
+        .catch(() => true)
+        .then((owner) => {
+          if (owner) killGroup();
+          else finish();
+        });
+    };
+
+    const finish = () => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timeout);
+      clearTimeout(graceTimer);
+      clearInterval(beat);
+      signal.removeEventListener('abort', onAbort);
+      child.stdio[3]?.destroy();
+      // After a kill, report only once nothing the command started is still running.
+      const done = () => {
+        if (aborted) reject(abortError('The Bash command was aborted'));
+        else
+          void readFinished(files, exitStatus, timedOut).then(resolve, (error: unknown) =>
+            resolve({ spawnError: error instanceof Error ? error : new Error(String(error)) }),
+          );
+      };
+      if ((aborted || timedOut) && pid !== undefined) void waitForProcessGroupExit(pid).then(done, done);
+      else done();
+    };
+
+    child.on('error', (error) => {
+      if (settled || pid !== undefined) return;
+      settled = true;
+      if (aborted) reject(abortError('The Bash command was aborted'));
+      else resolve({ spawnError: error });
+    });
+    if (pid === undefined) return;
+
+    let notices = '';
+    child.stdio[3]?.on('data', (chunk: Buffer) => {
+      notices += chunk.toString('latin1');
+      const match = /^(\d+)\n/.exec(notices);
+      if (match && exitStatus === undefined) {
+        exitStatus = Number(match[1]);
+        graceTimer = setTimeout(finish, PIPE_GRACE_MS);
+      }
+    });
+    child.stdio[3]?.on('error', () => {});
+    child.stdin?.on('error', () => {});
+    child.on('exit', () => {
+      // The leader waits for the capture: once it is gone, the output is complete.
+      if (exitStatus === undefined) void readExitStatus(files.exit).then((status) => ((exitStatus = status), finish()));
+      else finish();
+    });
+
+    signal.addEventListener('abort', onAbort, { once: true });
+    void (async () => {
+      const group: CommandGroup = {
+        pgid: pid,
+        ...(await processStart(pid).then((start) => (start ? { leaderStart: start } : {}))),
+        startedAt: new Date().toISOString(),
+        timeoutMs: options.timeoutMs,
+      };
+      await options.record?.(group);
+      if (settled || aborted) return;
+      child.stdin?.end('go\n');
+      timeout = setTimeout(() => {
+        timedOut = true;
+        killGroup();
+      }, options.timeoutMs);
+      beat = setInterval(() => void outputBytes(files).then(options.progress), options.progressMs);
+    })().catch((error: unknown) => {
+      // The journal could not record the group: the command must not start unrecorded.
+      killGroup();
+      if (settled) return;
+      settled = true;
+      signal.removeEventListener('abort', onAbort);
+      resolve({ spawnError: error instanceof Error ? error : new Error(String(error)) });
+    });
+  });
+}
+
+/**
+ * Supervise a group an earlier attempt started and can no longer watch (its worker died): wait for
+ * it to end within its own timeout (counted from when it started), kill it past that or on an
+ * abort. Resolves with how it ended, or `gone` when it ended without recording an exit status.
+ */
+export async function adoptCommand(options: {
+  group: CommandGroup;
+  files: CommandFiles;
+  signal: AbortSignal;
+  progress: (outputBytes: number) => void;
+  progressMs: number;
+}): Promise<Finished | { gone: Finished }> {
+  const { group, files, signal } = options;
+  const deadline = Date.parse(group.startedAt) + group.timeoutMs;
+  let lastBeat = 0;
+  for (;;) {
+    const status = await readExitStatus(files.exit);
+    if (status !== undefined) {
+      await waitForFile(files.rest, PIPE_GRACE_MS);
+      return readFinished(files, status, false);
+    }
+    if (signal.aborted) {
+      killProcessGroup(group.pgid);
+      await waitForProcessGroupExit(group.pgid);
+      throw abortError('The Bash command was aborted');
+    }
+    if (!(await groupAlive(group))) {
+      // It may have written its status just before it ended.
+      const late = await readExitStatus(files.exit);
+      if (late !== undefined) return readFinished(files, late, false);
+      return { gone: await readFinished(files, undefined, false) };
+    }
+    if (Date.now() >= deadline) {
+      killProcessGroup(group.pgid);
+      await waitForProcessGroupExit(group.pgid);
+      return readFinished(files, undefined, true);
+    }
+    if (Date.now() - lastBeat >= options.progressMs) {
+      lastBeat = Date.now();
+      options.progress(await outputBytes(files));
+    }
+    await new Promise((resolve) => setTimeout(resolve, ADOPT_POLL_MS));
+  }
+}
+
+/** The exit status the leader recorded, or undefined before it did (or when the file is torn). */
+export async function readExitStatus(file: string): Promise<number | undefined> {
+  const text = await readFile(file, 'utf8').catch(() => '');
+  const match = /^(\d+)\n$/.exec(text);
+  return match ? Number(match[1]) : undefined;
+}
+
+/** What the files say of a command that ended (or was stopped): its output and how it ended. */
+export async function readFinished(
+  files: CommandFiles,
+  status: number | undefined,
+  timedOut: boolean,
+): Promise<Finished> {
+  const bytes = await readFile(files.output).catch(() => Buffer.alloc(0));
+  // A character cut in two by the capture cap is dropped, not shown as a replacement mark.
+  const decoder = new StringDecoder('utf8');
+  const text = decoder.write(bytes);
+  const rest = Number((await readFile(files.rest, 'utf8').catch(() => '0')).trim()) || 0;
+  const { exitCode, signal } = splitStatus(status);
+  return {
+    exitCode,
+    signal,
+    output: text.slice(0, BASH_MAX_OUTPUT_CHARS),
+    totalChars: text.length + rest,
+    timedOut,
+  };
+}
+
+/** A shell's `$?`: 128 + n for a command a signal killed (the shell's own convention). */
+function splitStatus(status: number | undefined): { exitCode: number | null; signal: NodeJS.Signals | null } {
+  if (status === undefined) return { exitCode: null, signal: null };
+  if (status > 128) {
+    const name = Object.entries(os.constants.signals).find(([, number]) => number === status - 128)?.[0];
+    if (name) return { exitCode: null, signal: name as NodeJS.Signals };
+  }
+  return { exitCode: status, signal: null };
+}
+
+async function outputBytes(files: CommandFiles): Promise<number> {
+  return (await stat(files.output).catch(() => undefined))?.size ?? 0;
+}
+
+async function waitForFile(file: string, maxWaitMs: number): Promise<void> {
+  const deadline = Date.now() + maxWaitMs;
+  while (Date.now() < deadline) {
+    if (
+      await stat(file).then(
+        () => true,
+        () => false,
+      )
+    )
+      return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
