@@ -9,6 +9,7 @@ import {
   readFinished,
   sameHost,
   thisHost,
+  type CommandGroup,
   type Finished,
 } from './tools/command-run';
 
@@ -24,6 +25,8 @@ export interface ResumeCommandOptions {
   heartbeatMs: number;
   /** The job's sandbox policy, for the hints a failed sandboxed command gets. */
   policy: JobSandbox;
+  /** Puts an adopted group on this worker's record while it supervises it. */
+  registerGroup?: (group: CommandGroup) => Promise<() => Promise<void>>;
 }
 
 /**
@@ -56,13 +59,14 @@ export async function resumeCommand(options: ResumeCommandOptions): Promise<Tool
       );
     }
     await journal.write({ ...entry, owner: { ...owner, how: 'adopted' } });
+    const unregister = await options.registerGroup?.(record);
     const run = await adoptCommand({
       group: record,
       files,
       signal: options.signal,
       progressMs: options.heartbeatMs,
       progress: (outputBytes) => options.heartbeat({ tool: 'Bash', outputBytes, adopted: true }),
-    });
+    }).finally(() => unregister?.().catch(() => undefined));
     if ('gone' in run) {
       return cutOff(run.gone, `its worker died (${began}) and its processes ended without recording an exit status`);
     }

@@ -10,6 +10,7 @@ import { getToolDefinition } from '../shared/tools';
 import { isInputFieldRef, isStoredInputField } from '../shared/tool-input-refs';
 import type { SandboxEngine } from './sandbox/engine';
 import type { FileContentStore } from './store/content-store';
+import { GroupRegistry } from './store/group-registry';
 import { workspaceHome } from './store/workspace-home';
 import { resumeCommand } from './command-resume';
 import { ownerAttempt, ToolJournal } from './tool-journal';
@@ -117,6 +118,20 @@ async function runToolOnce(
       dataHome: await workspaceHome(deps.store.root, input.workspace),
       ...(onStart ? { beforeFileChange: (fileChange) => journal.write({ ...onStart, fileChange }) } : {}),
       ...(onStart?.command === null ? { command: commandHooks(journal, onStart, () => sandboxed ?? false) } : {}),
+      registerGroup: (group) => registerGroup(group, onStart ? journal.entryFile(toolUse.id) : undefined),
+    });
+  const registry = new GroupRegistry(deps.store.root);
+  const registerGroup = async (group: CommandGroup, journalEntry: string | undefined) =>
+    registry.add({
+      ...(await thisHost()),
+      ...group,
+      workerPid: process.pid,
+      ...(journalEntry ? { journalEntry } : {}),
+      ...(ctx.info.workflowExecution
+        ? { workflowId: ctx.info.workflowExecution.workflowId, runId: ctx.info.workflowExecution.runId }
+        : {}),
+      activityId: ctx.info.activityId,
+      attempt,
     });
 
   let outcome: ToolOutcome | undefined;
@@ -134,6 +149,7 @@ async function runToolOnce(
         heartbeat,
         heartbeatMs: TOOL_HEARTBEAT_MS,
         policy,
+        registerGroup: (group) => registerGroup(group, journal.entryFile(toolUse.id)),
       }),
     );
   } else if (recorded?.status === 'started' && !(toolUse.name === 'Bash' && recorded.command === null)) {

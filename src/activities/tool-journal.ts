@@ -113,6 +113,11 @@ export class ToolJournal {
     await writeFileDurably(this.fileFor(this.dir, entry.toolUseId), JSON.stringify(entry));
   }
 
+  /** The file of `toolUseId`'s entry (in the data directory). */
+  entryFile(toolUseId: string): string {
+    return this.fileFor(this.dir, toolUseId);
+  }
+
   /** Where a Bash call's command writes its output and exit status: beside the call's entry. */
   commandFiles(toolUseId: string): CommandFiles {
     return commandFiles(this.fileFor(this.dir, toolUseId).replace(/\.json$/, ''));

@@ -10,12 +10,14 @@ import { isProcessAlive } from '../client/free-port';
 /**
  * The activities a worker process is running, in a file of its own under the data directory, so
  * the next worker on this host can tell the server at once that they died with it. Without it, a
- * retry waits for the heartbeat timeout (60 s for a model call) although a fresh worker is up.
+ * retry waits for the heartbeat timeout (60 s for a model call, 30 s for a tool) although a fresh
+ * worker is up.
  *
- * Only model calls are handed back this way: they have no side effect. A tool's process group
- * may outlive its worker, and its retry must wait for the heartbeat timeout as before.
+ * Model calls have no side effect. A tool call's retry is safe at once too: a read-only call runs
+ * again, a Write or Edit tells from its file's hash whether it happened, and a Bash call adopts
+ * the command its dead predecessor started when it still runs here (`command-resume.ts`).
  */
-export const FAST_FAILED_ACTIVITY_TYPES: ReadonlySet<string> = new Set(['callModel', 'compactConversation']);
+export const FAST_FAILED_ACTIVITY_TYPES: ReadonlySet<string> = new Set(['callModel', 'compactConversation', 'runTool']);
 
 export interface InflightActivity {
   workflowId: string;
@@ -60,7 +62,7 @@ export class InflightRecorder {
     this.write();
   }
 
-  /** The worker's activity interceptor: records each model call while it runs. */
+  /** The worker's activity interceptor: records each model call and tool call while it runs. */
   interceptor(): (ctx: Context) => ActivityInterceptors {
     return (ctx) => ({
       inbound: {
@@ -109,7 +111,7 @@ export interface SweepReport {
 }
 
 /**
- * Hand back the model calls of workers on this host that died (their process is gone, or the host
+ * Hand back the model and tool calls of workers on this host that died (their process is gone, or the host
  * rebooted since): each still at the attempt the dead worker ran is failed, retryably, so the
  * server starts its retry after the retry policy's first backoff, not at the heartbeat timeout.
  * An activity that moved on (another attempt runs, or it finished) is left alone.

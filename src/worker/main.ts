@@ -2,6 +2,7 @@ import os from 'node:os';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { failOrphanedModelCalls, InflightRecorder } from './inflight';
+import { superviseOrphanGroups } from './orphan-groups';
 import { dataHome, storeDir, temporalTargetFromEnv } from '../client/config';
 import { SandboxEngine } from '../activities/sandbox/engine';
 import { unsandboxedReach } from '../activities/sandbox/reach';
@@ -85,8 +86,9 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
     console.error(
       `durable-agent worker polling ${target.address} (${target.namespace}), task queue ${worker.options.taskQueue}`,
     );
-    // Model calls a worker that died here was running retry now, not at their heartbeat timeout.
-    void handBackOrphans(target, home);
+    // Calls a worker that died here was running retry now, not at their heartbeat timeout, and
+    // the process groups it left behind are adopted by those retries or killed.
+    const orphans = superviseOrphans(target, home, storeDir(config));
     // Temporal's runtime turns the first SIGTERM or SIGINT into `worker.shutdown()`: polling stops,
     // running tools get the grace time to finish, and `run()` returns once they have. A later signal
     // changes nothing (the tools' process groups would outlive a worker that died of it).
@@ -108,6 +110,7 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
       process.off('SIGTERM', onSignal);
       process.off('SIGINT', onSignal);
     }
+    await orphans.stop();
     console.error('durable-agent worker stopped');
     inflight.remove();
   } finally {
@@ -115,29 +118,68 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
   }
 }
 
-/** Fail the model calls of dead predecessors on this host, once, and say what was done. */
-async function handBackOrphans(
+/** How often the process groups dead workers here left behind are looked at again. */
+const ORPHAN_LOOK_MS = 5_000;
+
+/**
+ * Fail the calls of dead predecessors on this host, once, so their retries start now; then keep
+ * looking after the process groups they left (`orphan-groups.ts`) every ORPHAN_LOOK_MS, saying
+ * what was done.
+ */
+function superviseOrphans(
   target: NonNullable<ReturnType<typeof temporalTargetFromEnv>>,
   home: string,
-): Promise<void> {
-  let connection: Connection | undefined;
-  try {
-    connection = await Connection.connect({
+  storeRoot: string,
+): { stop(): Promise<void> } {
+  let connection: Promise<Connection> | undefined;
+  const client = async () => {
+    connection ??= Connection.connect({
       address: target.address,
       ...(target.tls ? { tls: target.tls } : {}),
       ...(target.apiKey ? { apiKey: target.apiKey } : {}),
     });
-    const report = await failOrphanedModelCalls(new Client({ connection, namespace: target.namespace }), home);
-    for (const activity of report.failed) {
-      console.error(
-        `durable-agent worker: ${activity.activityType} of ${activity.workflowId} (attempt ${activity.attempt}) died with its worker; its retry starts now`,
-      );
+    return new Client({ connection: await connection, namespace: target.namespace });
+  };
+  const handBack = async () => {
+    try {
+      const report = await failOrphanedModelCalls(await client(), home);
+      for (const activity of report.failed) {
+        console.error(
+          `durable-agent worker: ${activity.activityType} of ${activity.workflowId} (attempt ${activity.attempt}) died with its worker; its retry starts now`,
+        );
+      }
+    } catch (error) {
+      connection = undefined;
+      console.error(`durable-agent worker: could not hand back a dead worker's calls: ${String(error)}`);
     }
-  } catch (error) {
-    console.error(`durable-agent worker: could not hand back a dead worker's model calls: ${String(error)}`);
-  } finally {
-    await connection?.close();
-  }
+  };
+  const look = async () => {
+    const actions = await superviseOrphanGroups(storeRoot, await client().catch(() => undefined)).catch(
+      () => [] as Awaited<ReturnType<typeof superviseOrphanGroups>>,
+    );
+    for (const { record, action, why } of actions) {
+      if (action === 'killed')
+        console.error(
+          `durable-agent worker: killed process group ${record.pgid} that a dead worker (pid ${record.workerPid}) left running: ${why}`,
+        );
+    }
+  };
+  let running: Promise<void> | undefined;
+  const once = (work: () => Promise<void>) => {
+    running ??= work().finally(() => {
+      running = undefined;
+    });
+  };
+  once(() => handBack().then(look));
+  const timer = setInterval(() => once(look), ORPHAN_LOOK_MS);
+  timer.unref();
+  return {
+    stop: async () => {
+      clearInterval(timer);
+      await running;
+      await (await connection?.catch(() => undefined))?.close();
+    },
+  };
 }
 
 if (require.main === module) {

@@ -124,6 +124,7 @@ async function runInGroup(
   heartbeatMs: number,
 ): Promise<Finished | { spawnError: Error }> {
   const scratch = ctx.command ? undefined : await mkdtemp(path.join(os.tmpdir(), 'durable-agent-bash-'));
+  let unregister: (() => Promise<void>) | undefined;
   try {
     return await runCommand({
       file: prepared.file,
@@ -135,6 +136,7 @@ async function runInGroup(
       signal: ctx.signal,
       record: async (group) => {
         ctx.onCommandStart?.({ sandboxed: prepared.sandboxed });
+        unregister = await ctx.registerGroup?.(group);
         await ctx.command?.record(group);
       },
       progress: (outputBytes) => {
@@ -148,6 +150,7 @@ async function runInGroup(
       ...(ctx.command?.stillOwner ? { stillOwner: ctx.command.stillOwner } : {}),
     });
   } finally {
+    await unregister?.().catch(() => undefined);
     if (scratch) await rm(scratch, { recursive: true, force: true });
   }
 }

@@ -52,6 +52,12 @@ export interface ToolContext {
     stillOwner?(): Promise<boolean>;
   };
   /**
+   * Puts each command's process group on record while this call supervises it (the worker's
+   * group registry), so the next worker on the host can see that none is left running unwatched.
+   * Resolves to what takes it off the record.
+   */
+  registerGroup?: (group: CommandGroup) => Promise<() => Promise<void>>;
+  /**
    * The session's knowledge of the files this call touches, keyed by `fileStateKey(workspace,
    * file_path)`: at least the keys `fileStateKeysFor` names. Write and Edit refuse a file missing
    * here or changed on disk since.
