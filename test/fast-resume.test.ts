@@ -72,6 +72,15 @@ describe('a worker SIGKILLed during a model call, with production timeouts', () 
       expect(sinceReady).toBeLessThan(10_000);
       const terminal = (await handle.result()) as Terminal;
       expect(terminal).toMatchObject({ reason: 'completed', finalText: ANSWER });
+      // The cut-off attempt was billed for its whole prompt and what had streamed: the Terminal
+      // says so, and counts it in the bill.
+      const prompt = terminal.usage.input_tokens;
+      expect(terminal.paidAgain).toMatchObject({ attempts: 1, inputTokens: prompt });
+      expect(terminal.paidAgain!.outputTokens).toBeGreaterThan(0);
+      expect(terminal.paidAgain!.outputTokens).toBeLessThan(ANSWER.length / 4);
+      const model = Object.values(terminal.modelUsage ?? {})[0];
+      expect(model?.inputTokens).toBe(2 * prompt);
+      expect(terminal.paidAgain!.costUSD).toBeGreaterThan(0);
     } finally {
       await first.kill('SIGKILL');
       await second?.kill('SIGTERM');

@@ -17,7 +17,8 @@ import { getToolDefinition } from '../shared/tools';
 import { INPUT_FIELD_PREVIEW_CHARS, largeInputFields } from '../shared/tool-input-refs';
 import type { InputFieldRef, StoredInputField } from '../shared/tool-input-refs';
 import { clearableChars, clearOldToolResults, microcompactBoundary, requestChars } from './context-window';
-import { streamModelReply } from './model-stream';
+import { streamModelReply, toUsage } from './model-stream';
+import { paidAgainBefore } from '../shared/stream-progress';
 import { setAsideForTurnBudget } from './tools/large-result';
 import type { FileContentStore } from './store/content-store';
 import type { TranscriptStore } from './store/transcript-store';
@@ -126,12 +127,18 @@ export function pricesForCall(input: { model: string; pricing?: CallPricing }): 
   return prices;
 }
 
-/** Cost, API time and attempt of a call that answered. */
+/**
+ * Cost, API time and attempt of a call that answered, and what its earlier attempts were billed
+ * for and lost (from the last heartbeat of the attempt before).
+ */
 export function callAccounting(prices: ModelPrices | undefined, usage: Usage, apiMs: number): CallAccounting {
+  const { info } = Context.current();
+  const paid = paidAgainBefore(info.heartbeatDetails);
   return {
     costUsd: prices ? callCostUsd(prices, usage) : null,
     apiMs,
-    attempt: Context.current().info.attempt,
+    attempt: info.attempt,
+    ...(paid ? { paidAgain: { ...paid, costUsd: prices ? callCostUsd(prices, paid.usage) : null } } : {}),
   };
 }
 
@@ -275,13 +282,4 @@ function toAssistantBlock(block: Anthropic.ContentBlock): AssistantContentBlock[
     default:
       return [];
   }
-}
-
-export function toUsage(usage: Anthropic.Usage): Usage {
-  return {
-    input_tokens: usage.input_tokens ?? 0,
-    output_tokens: usage.output_tokens ?? 0,
-    cache_creation_input_tokens: usage.cache_creation_input_tokens ?? 0,
-    cache_read_input_tokens: usage.cache_read_input_tokens ?? 0,
-  };
 }

@@ -5,10 +5,10 @@ import { MODEL_FAILURE_TYPES } from '../shared/activity-types';
 import { COMPACTION_PROMPT, summaryMessageText } from '../shared/compact-prompt';
 import type { Message, ToolResultBlock } from '../shared/messages';
 import type { CallModelDeps } from './call-model';
-import { callAccounting, pricesForCall, systemPrompt, toolSchemas, toUsage, withCacheBreakpoint } from './call-model';
+import { callAccounting, pricesForCall, systemPrompt, toolSchemas, withCacheBreakpoint } from './call-model';
 import { clearOldToolResults, fitForSummary, keptTailStart, requestChars } from './context-window';
 import type { ModelFailureDetails } from './model-errors';
-import { streamModelReply } from './model-stream';
+import { streamModelReply, toUsage } from './model-stream';
 import { setAsideForTurnBudget } from './tools/large-result';
 
 /** Attempts at a summary request that the API found too long, each cut further. */

@@ -2,8 +2,9 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { MODEL_FAILURE_TYPES } from '../shared/activity-types';
-import { STREAM_TAIL_CHARS } from '../shared/stream-progress';
+import { paidAgainBefore, STREAM_TAIL_CHARS } from '../shared/stream-progress';
 import type { StreamProgress } from '../shared/stream-progress';
+import type { Usage } from '../shared/messages';
 import { toModelFailure } from './model-errors';
 
 /**
@@ -29,6 +30,11 @@ export async function streamModelReply(
   const ctx = Context.current();
   const idleMs = options.streamIdleMs ?? DEFAULT_STREAM_IDLE_MS;
   let text = '';
+  // What this attempt is billed for, from message_start on; output estimated from what streamed.
+  let billed: Usage | undefined;
+  let streamedChars = 0;
+  // Carried in every heartbeat, so the attempt after this one knows what all before it lost.
+  const paidBefore = paidAgainBefore(ctx.info.heartbeatDetails);
   let lastBeat = 0;
   let trailing: NodeJS.Timeout | undefined;
   const send = () => {
@@ -39,6 +45,10 @@ export async function streamModelReply(
       chars: text.length,
       tail: text.slice(-STREAM_TAIL_CHARS),
       attempt: ctx.info.attempt,
+      ...(billed
+        ? { billed: { ...billed, output_tokens: Math.max(billed.output_tokens, Math.ceil(streamedChars / 4)) } }
+        : {}),
+      ...(paidBefore ? { paidBefore } : {}),
     };
     ctx.heartbeat(progress);
   };
@@ -72,7 +82,11 @@ export async function streamModelReply(
     // Any event is progress, not only text: a tool_use streams as input_json deltas.
     stream.on('streamEvent', (event) => {
       armIdleTimer();
-      if (event.type === 'content_block_delta' && event.delta.type === 'text_delta') text += event.delta.text;
+      if (event.type === 'message_start') billed = toUsage(event.message.usage);
+      if (event.type === 'content_block_delta') {
+        if (event.delta.type === 'text_delta') text += event.delta.text;
+        streamedChars += deltaChars(event.delta);
+      }
       beat();
     });
     return await stream.finalMessage();
@@ -91,4 +105,28 @@ export async function streamModelReply(
     if (trailing) clearTimeout(trailing);
     if (idleTimer) clearTimeout(idleTimer);
   }
+}
+
+/** Characters a delta adds to the reply, whatever its kind: the base of the output estimate. */
+function deltaChars(delta: Anthropic.RawContentBlockDeltaEvent['delta']): number {
+  switch (delta.type) {
+    case 'text_delta':
+      return delta.text.length;
+    case 'input_json_delta':
+      return delta.partial_json.length;
+    case 'thinking_delta':
+      return delta.thinking.length;
+    default:
+      return 0;
+  }
+}
+
+/** The API's usage in the loop's shape: a field the API leaves out counts zero. */
+export function toUsage(usage: Anthropic.Usage): Usage {
+  return {
+    input_tokens: usage.input_tokens ?? 0,
+    output_tokens: usage.output_tokens ?? 0,
+    cache_creation_input_tokens: usage.cache_creation_input_tokens ?? 0,
+    cache_read_input_tokens: usage.cache_read_input_tokens ?? 0,
+  };
 }

@@ -6,6 +6,7 @@ import type { Terminal, TerminalReason } from '../shared/terminal';
 import { streamOutput } from './render';
 import type { FollowEvent } from './live-events';
 import type { Output } from './render';
+import type { PaidAgainReport } from '../shared/pricing';
 
 /** Progress and summaries in text mode: stdout is kept for the answer. */
 export const stderrOutput: Output = streamOutput(process.stderr);
@@ -80,6 +81,8 @@ export interface ResultMessage {
   /** How often each recovery and context action ran (`reactive_compact_retry`, `fallback_model`, ...). */
   recoveries: Record<string, number>;
   permission_denial_count: number;
+  /** What model call attempts cut off mid-stream (worker crashes) cost again; absent when none were. */
+  paid_again?: PaidAgainReport;
 }
 
 /** The Terminal's optional accounting, read where present (jobs from older workers lack it). */
@@ -134,6 +137,7 @@ export function resultMessage(jobId: string, terminal: Terminal): ResultMessage 
     retries: accounting.modelRetries ?? null,
     recoveries,
     permission_denial_count: terminal.denialCount ?? terminal.denials?.length ?? 0,
+    ...(terminal.paidAgain ? { paid_again: terminal.paidAgain } : {}),
   };
 }
 

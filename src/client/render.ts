@@ -42,7 +42,7 @@ export function formatUsage(usage: Terminal['usage']): string {
  * several, and which models have no price. Undefined for jobs that did not count cost.
  */
 export function formatCost(
-  report: Pick<Terminal, 'modelUsage' | 'maxBudgetUsd' | 'durationMs' | 'durationApiMs' | 'modelRetries'>,
+  report: Pick<Terminal, 'modelUsage' | 'maxBudgetUsd' | 'durationMs' | 'durationApiMs' | 'modelRetries' | 'paidAgain'>,
   indent = '  ',
 ): string | undefined {
   const usage = report.modelUsage;
@@ -68,7 +68,14 @@ export function formatCost(
   const retries = report.modelRetries
     ? ` · ${report.modelRetries} model call retr${report.modelRetries === 1 ? 'y' : 'ies'}`
     : '';
-  return `${indent}${total}${perModel}${time}${retries}`;
+  const paid = report.paidAgain;
+  const again =
+    paid && paid.attempts > 0
+      ? ` · paid again for ${paid.attempts} cut-off attempt${paid.attempts === 1 ? '' : 's'}: ` +
+        `${(paid.inputTokens + paid.cacheReadInputTokens + paid.cacheCreationInputTokens + paid.outputTokens).toLocaleString('en-US')} tokens` +
+        (paid.costUSD === null ? '' : `, ${formatUsd(paid.costUSD)}`)
+      : '';
+  return `${indent}${total}${perModel}${time}${retries}${again}`;
 }
 
 /** One line on how Bash was confined; loud when anything ran unsandboxed. */

@@ -1,3 +1,4 @@
+import type { PaidAgain } from './stream-progress';
 import type { FileStateUpdate, ReadFileStates } from './file-state';
 import type { AssistantMessage, ToolUseBlock, Usage } from './messages';
 import type { PermissionMode, PermissionRules } from './permissions';
@@ -49,6 +50,11 @@ export interface CallAccounting {
   apiMs?: number;
   /** Which attempt of the activity answered: 1 unless it was retried. */
   attempt?: number;
+  /**
+   * What earlier attempts were billed for and lost (cut off mid-stream), and its cost (null
+   * without a price). Absent when none was (and from older workers).
+   */
+  paidAgain?: PaidAgain & { costUsd: number | null };
 }
 
 export interface MicrocompactInput {

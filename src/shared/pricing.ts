@@ -131,6 +131,15 @@ export interface ModelUsageEntry {
   costUSD: number | null;
 }
 
+/**
+ * What a job paid again because model call attempts were cut off mid-stream (a worker crash, a
+ * dropped stream): the attempts lost, their tokens (output estimated) and cost. Included in
+ * `modelUsage` and the total cost, which are the bill.
+ */
+export interface PaidAgainReport extends ModelUsageEntry {
+  attempts: number;
+}
+
 /** Usage and cost per model, as Claude Code's `modelUsage`. */
 export type ModelUsage = Record<string, ModelUsageEntry>;
 

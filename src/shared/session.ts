@@ -9,7 +9,7 @@ import type { ContextReport, SandboxReport } from './terminal';
 import type { TodoItem } from './tools/todo-write';
 import type { ContextState } from './context/context-state';
 import type { ModelLimitsEntry } from './context/model-limits';
-import type { ModelPricesEntry, ModelUsage } from './pricing';
+import type { ModelPricesEntry, ModelUsage, PaidAgainReport } from './pricing';
 import type { Denial, Terminal, Transition, TransitionCounts } from './terminal';
 import { emptyTranscript } from './transcript';
 import type { ContentRef, PendingUserMessage, TranscriptRef } from './transcript';
@@ -170,6 +170,8 @@ export interface State {
   durationApiMs?: number;
   /** Model call attempts beyond the first, of calls that answered (absent in older States). */
   modelRetries?: number;
+  /** What attempts cut off mid-stream cost the job (absent until one was, and in older States). */
+  paidAgain?: PaidAgainReport;
   /** Workflow time the job started, in ms since the epoch (absent in older States). */
   startedAtMs?: number;
 }

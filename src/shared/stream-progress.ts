@@ -1,3 +1,17 @@
+import type { Usage } from './messages';
+
+/**
+ * What the earlier attempts of a model call were billed for and lost: each was cut off mid-stream
+ * (its worker died, the stream dropped or failed) after the API had taken the request, so the
+ * call was sent, and paid, again. Input and cache tokens are the API's own count (message_start);
+ * output tokens are estimated from the characters that had streamed (four to a token), since the
+ * API counts them only at the end.
+ */
+export interface PaidAgain {
+  attempts: number;
+  usage: Usage;
+}
+
 /**
  * What a streaming model call reports in its heartbeat, so a client can show the reply while it
  * streams: `durable-agent tail` reads it from the activity's pending info (`describe`).
@@ -12,6 +26,10 @@ export interface StreamProgress {
    * until the next attempt sends its own, and a retried call streams its reply from the start.
    */
   attempt: number;
+  /** What this attempt is billed for so far, once the API has taken the request. */
+  billed?: Usage;
+  /** What the attempts before this one were billed for and lost (carried from their heartbeats). */
+  paidBefore?: PaidAgain;
 }
 
 /**
@@ -26,4 +44,41 @@ export function asStreamProgress(details: unknown): StreamProgress | undefined {
   const { chars, tail, attempt } = details as Record<string, unknown>;
   if (typeof chars !== 'number' || typeof tail !== 'string' || typeof attempt !== 'number') return undefined;
   return { chars, tail, attempt };
+}
+
+/**
+ * What a call's earlier attempts lost, from the last heartbeat of the attempt before this one
+ * (`info.heartbeatDetails`): what it carried from its own predecessors, plus what it was billed
+ * for itself if the API had taken its request. Undefined for a first attempt, or one whose
+ * predecessors never got a request through.
+ */
+export function paidAgainBefore(previous: unknown): PaidAgain | undefined {
+  if (typeof previous !== 'object' || previous === null) return undefined;
+  const { billed, paidBefore } = previous as Record<string, unknown>;
+  const carried = asPaidAgain(paidBefore);
+  if (!isUsage(billed)) return carried;
+  const before = carried?.usage;
+  return {
+    attempts: (carried?.attempts ?? 0) + 1,
+    usage: {
+      input_tokens: (before?.input_tokens ?? 0) + billed.input_tokens,
+      output_tokens: (before?.output_tokens ?? 0) + billed.output_tokens,
+      cache_creation_input_tokens: (before?.cache_creation_input_tokens ?? 0) + billed.cache_creation_input_tokens,
+      cache_read_input_tokens: (before?.cache_read_input_tokens ?? 0) + billed.cache_read_input_tokens,
+    },
+  };
+}
+
+function asPaidAgain(value: unknown): PaidAgain | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { attempts, usage } = value as Record<string, unknown>;
+  return typeof attempts === 'number' && attempts > 0 && isUsage(usage) ? { attempts, usage } : undefined;
+}
+
+function isUsage(value: unknown): value is Usage {
+  if (typeof value !== 'object' || value === null) return false;
+  const usage = value as Record<string, unknown>;
+  return (['input_tokens', 'output_tokens', 'cache_creation_input_tokens', 'cache_read_input_tokens'] as const).every(
+    (key) => typeof usage[key] === 'number' && Number.isFinite(usage[key]) && (usage[key] as number) >= 0,
+  );
 }

@@ -1,5 +1,5 @@
 import type { Usage } from './messages';
-import type { ModelUsage } from './pricing';
+import type { ModelUsage, PaidAgainReport } from './pricing';
 import type { PermissionSummary } from './settings-trust';
 import type { TodoItem } from './tools/todo-write';
 
@@ -126,6 +126,12 @@ export interface Terminal {
   durationApiMs?: number;
   /** Model call attempts beyond the first (a crash, a 529, a stalled stream), of calls that answered. */
   modelRetries?: number;
+  /**
+   * What model call attempts cut off mid-stream (a worker crash, a dropped stream) were billed for
+   * and lost, so the calls were paid again: attempts, tokens (output estimated), cost. Absent when
+   * none was. Already part of `modelUsage` and `totalCostUsd`.
+   */
+  paidAgain?: PaidAgainReport;
 }
 
 /** The sandbox as `status` and the Terminal show it. */

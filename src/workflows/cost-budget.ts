@@ -1,7 +1,7 @@
 import { workflowInfo } from '@temporalio/workflow';
 import type { CallAccounting, CallPricing } from '../shared/activity-types';
 import type { Usage } from '../shared/messages';
-import { addModelUsage, formatUsd, knownCostUsd, totalCostUsd } from '../shared/pricing';
+import { addModelUsage, formatUsd, knownCostUsd, totalCostUsd, type PaidAgainReport } from '../shared/pricing';
 import type { State } from '../shared/session';
 import type { Terminal } from '../shared/terminal';
 import type { Session } from './session';
@@ -24,12 +24,36 @@ export function withCallCost(
   state: State,
   model: string,
   call: CallAccounting & { usage: Usage },
-): Pick<State, 'modelUsage' | 'durationApiMs' | 'modelRetries'> {
+): Pick<State, 'modelUsage' | 'durationApiMs' | 'modelRetries' | 'paidAgain'> {
   if (!session.costBudget) return {};
+  const answered = addModelUsage(state.modelUsage, model, call.usage, call.costUsd ?? null);
+  // What earlier attempts were billed for and lost is on the bill too, and counts against the budget.
+  const paid = call.paidAgain;
   return {
-    modelUsage: addModelUsage(state.modelUsage, model, call.usage, call.costUsd ?? null),
+    modelUsage: paid ? addModelUsage(answered, model, paid.usage, paid.costUsd) : answered,
     durationApiMs: (state.durationApiMs ?? 0) + (call.apiMs ?? 0),
     modelRetries: (state.modelRetries ?? 0) + Math.max(0, (call.attempt ?? 1) - 1),
+    ...(paid || state.paidAgain ? { paidAgain: addPaidAgain(state.paidAgain, paid) } : {}),
+  };
+}
+
+function addPaidAgain(before: PaidAgainReport | undefined, paid: CallAccounting['paidAgain']): PaidAgainReport {
+  const total: PaidAgainReport = before ?? {
+    attempts: 0,
+    inputTokens: 0,
+    outputTokens: 0,
+    cacheReadInputTokens: 0,
+    cacheCreationInputTokens: 0,
+    costUSD: 0,
+  };
+  if (!paid) return total;
+  return {
+    attempts: total.attempts + paid.attempts,
+    inputTokens: total.inputTokens + paid.usage.input_tokens,
+    outputTokens: total.outputTokens + paid.usage.output_tokens,
+    cacheReadInputTokens: total.cacheReadInputTokens + paid.usage.cache_read_input_tokens,
+    cacheCreationInputTokens: total.cacheCreationInputTokens + paid.usage.cache_creation_input_tokens,
+    costUSD: total.costUSD === null || paid.costUsd === null ? null : total.costUSD + paid.costUsd,
   };
 }
 
@@ -68,7 +92,7 @@ export function stoppedBeforeTurn(state: State): State {
 export function costReport(
   session: Session,
   state: State,
-): Pick<Terminal, 'totalCostUsd' | 'modelUsage' | 'maxBudgetUsd' | 'durationApiMs' | 'modelRetries'> {
+): Pick<Terminal, 'totalCostUsd' | 'modelUsage' | 'maxBudgetUsd' | 'durationApiMs' | 'modelRetries' | 'paidAgain'> {
   if (!session.costBudget) return {};
   const budget = session.input.maxBudgetUsd;
   return {
@@ -77,6 +101,7 @@ export function costReport(
     ...(budget !== undefined ? { maxBudgetUsd: budget } : {}),
     durationApiMs: state.durationApiMs ?? 0,
     modelRetries: state.modelRetries ?? 0,
+    ...(state.paidAgain ? { paidAgain: state.paidAgain } : {}),
   };
 }
 

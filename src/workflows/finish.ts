@@ -6,7 +6,8 @@ import type { SessionControl } from './session-control';
 import { publishOutcome } from './search-attributes';
 
 /** What the loop adds about cost and time (see `cost-budget.ts`). */
-type CostFields = 'totalCostUsd' | 'modelUsage' | 'maxBudgetUsd' | 'durationMs' | 'durationApiMs' | 'modelRetries';
+type CostFields =
+  'totalCostUsd' | 'modelUsage' | 'maxBudgetUsd' | 'durationMs' | 'durationApiMs' | 'modelRetries' | 'paidAgain';
 
 /** Every exit goes through here: pending messages are written to the transcript, then the Terminal. */
 export async function finish(
