@@ -58,6 +58,17 @@ const WORKER_RECORD = 'embedded-worker.json';
 const PORTS_RECORD = 'embedded-ports.json';
 
 /** Temporal's own defaults for a dev server: taken when free, so `temporal` commands and the UI's URL work as documented. */
+/**
+ * Settings the embedded server starts with beyond `start-dev`'s defaults. The dev server reads its
+ * transfer queue at most 20 times a second per shard, which paces a job at about one activity per
+ * 50 ms whatever the activity does (bench/README.md); a production server has no such limit, so
+ * neither does the embedded one. `bench/loop-overhead.ts` measures with exactly these.
+ */
+export const EMBEDDED_SERVER_TUNING: readonly string[] = [
+  '--dynamic-config-value',
+  'history.transferProcessorMaxPollRPS=1000',
+];
+
 export const PREFERRED_PORT = 7233;
 export const PREFERRED_UI_PORT = 8233;
 
@@ -187,6 +198,7 @@ async function startServer(
       String(uiPort),
       '--log-level',
       'warn',
+      ...EMBEDDED_SERVER_TUNING,
       // Registers them in a new database; an existing one gets them through the operator service below.
       ...JOB_SEARCH_ATTRIBUTES.flatMap(({ key, cliType }) => ['--search-attribute', `${key.name}=${cliType}`]),
     ],
