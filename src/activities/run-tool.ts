@@ -136,7 +136,7 @@ async function runToolOnce(
 
   let outcome: ToolOutcome | undefined;
   if (readOnly) {
-    outcome = await cancellable(ctx, run());
+    outcome = await cancellable(ctx, run(), { readOnly: true });
   } else if (recorded?.status === 'started' && toolUse.name === 'Bash' && recorded.command) {
     sandboxed = recorded.command.sandboxed;
     outcome = await cancellable(
@@ -242,13 +242,42 @@ async function refuseIfSuperseded(journal: ToolJournal, toolUseId: string, attem
   }
 }
 
+/**
+ * How long a cancelled read-only call may take to stop before it is given up on. A tool that does
+ * not notice the signal (a Read blocked on a FIFO, a sort of a huge listing) would otherwise hold an
+ * abort until it ends; a read-only one changes nothing, so leaving it to finish unheard is safe. A
+ * side-effecting call is always waited for: the abort's answer must come after it stopped.
+ */
+export const ABANDON_READ_ONLY_AFTER_MS = 1_000;
+
 /** A cancelled call rejects with the cancellation, whatever the tool threw on its way out. */
-async function cancellable(ctx: Context, running: Promise<ToolOutcome>): Promise<ToolOutcome> {
+async function cancellable(
+  ctx: Context,
+  running: Promise<ToolOutcome>,
+  options: { readOnly?: boolean } = {},
+): Promise<ToolOutcome> {
+  const signal = ctx.cancellationSignal;
+  let abandon: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  const abandoned = options.readOnly
+    ? new Promise<never>((_, reject) => {
+        onAbort = () => {
+          abandon = setTimeout(() => reject(signal.reason ?? new Error('cancelled')), ABANDON_READ_ONLY_AFTER_MS);
+        };
+        if (signal.aborted) onAbort();
+        else signal.addEventListener('abort', onAbort, { once: true });
+      })
+    : undefined;
+  // The tool's own outcome, if it ends after being given up on, is dropped, not left unhandled.
+  running.catch(() => undefined);
   try {
-    return await running;
+    return await (abandoned ? Promise.race([running, abandoned]) : running);
   } catch (error) {
-    if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason ?? error;
+    if (signal.aborted) throw signal.reason ?? error;
     throw error;
+  } finally {
+    clearTimeout(abandon);
+    if (onAbort) signal.removeEventListener('abort', onAbort);
   }
 }
 
