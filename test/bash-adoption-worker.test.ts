@@ -96,6 +96,8 @@ describe('a worker SIGKILLed while Bash runs, a new worker started at once (prod
     // What the uninterrupted command answers; before adoption: "interrupted ... may have partly run".
     expect(resultText(JSON.parse(toolResultFor(job.server, 'toolu_bash')))).toBe('begin\nend');
     expect(fs.readFileSync(path.join(job.workspace, 'effects.log'), 'utf8')).toBe('once\n');
+    // The sandbox's stand-ins for the missing .git, .vscode, ... that the dead worker made are gone.
+    expect(fs.readdirSync(job.workspace)).toEqual(['effects.log']);
     expect(second.logs()).toContain('runTool of');
     // The rest of the command (about 4 s) and one model turn: well before the 30 s tool heartbeat
     // timeout a retry would otherwise wait for.
@@ -113,6 +115,8 @@ describe('a worker SIGKILLed while Bash runs, a new worker started at once (prod
     // Killed by the new worker's first look, not ended by itself 20 s after it started.
     expect(Date.now() - readyAt).toBeLessThan(4_000);
     expect(second.logs()).toContain(`killed process group ${pgid}`);
+    // Nor is anything left of its sandbox's stand-ins.
+    expect(fs.readdirSync(job.workspace)).toEqual([]);
     const terminal = (await job.handle.result()) as Terminal;
     expect(terminal).toMatchObject({ reason: 'completed', finalText: 'done' });
     expect(resultText(JSON.parse(toolResultFor(job.server, 'toolu_bash')))).toBe('slept');

@@ -76,7 +76,9 @@ export async function streamModelReply(
   const signal = AbortSignal.any([ctx.cancellationSignal, idle.signal]);
 
   try {
-    send();
+    // No heartbeat before the stream's first event: the first one an attempt sends reaches the
+    // server at once (later ones wait for the throttle), and it should already say what the
+    // attempt is billed for, so a crash right after still counts in the next attempt's paidAgain.
     armIdleTimer();
     const stream = client.messages.stream(params, { signal });
     // Any event is progress, not only text: a tool_use streams as input_json deltas.

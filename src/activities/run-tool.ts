@@ -18,7 +18,7 @@ import type { CommandRecord, FileChange, JournalEntry } from './tool-journal';
 import { thisHost, type CommandGroup } from './tools/command-run';
 import { executeTool } from './tools';
 import { updateAfterWrite } from './tools/read-state';
-import { fileHash } from './tools/replace-file';
+import { fileHash, removeAbandonedCopies } from './tools/replace-file';
 
 export interface RunToolDeps {
   store: FileContentStore;
@@ -138,6 +138,7 @@ async function runToolOnce(
   if (readOnly) {
     outcome = await cancellable(ctx, run(), { readOnly: true });
   } else if (recorded?.status === 'started' && toolUse.name === 'Bash' && recorded.command) {
+    // Undefined when the recorded command never started: then it runs below, as a fresh call.
     sandboxed = recorded.command.sandboxed;
     outcome = await cancellable(
       ctx,
@@ -150,6 +151,7 @@ async function runToolOnce(
         heartbeatMs: TOOL_HEARTBEAT_MS,
         policy,
         registerGroup: (group) => registerGroup(group, journal.entryFile(toolUse.id)),
+        releasePlaceholders: (paths) => deps.sandbox.releaseLeftovers(paths),
       }),
     );
   } else if (recorded?.status === 'started' && !(toolUse.name === 'Bash' && recorded.command === null)) {
@@ -251,11 +253,11 @@ async function refuseIfSuperseded(journal: ToolJournal, toolUseId: string, attem
 export const ABANDON_READ_ONLY_AFTER_MS = 1_000;
 
 /** A cancelled call rejects with the cancellation, whatever the tool threw on its way out. */
-async function cancellable(
+async function cancellable<T extends ToolOutcome | undefined>(
   ctx: Context,
-  running: Promise<ToolOutcome>,
+  running: Promise<T>,
   options: { readOnly?: boolean } = {},
-): Promise<ToolOutcome> {
+): Promise<T> {
   const signal = ctx.cancellationSignal;
   let abandon: NodeJS.Timeout | undefined;
   let onAbort: (() => void) | undefined;
@@ -299,6 +301,8 @@ async function afterInterruption(
   if (!recorded.unreadable && FILE_TOOLS.has(name) && recorded.fileChange !== undefined) {
     if (recorded.fileChange === null) return undefined;
     const change: FileChange = recorded.fileChange;
+    // Killed between writing its temporary copy and renaming it: the copy is not the user's file.
+    await removeAbandonedCopies(change.path, change.after);
     const now = await fileHash(change.path).catch(() => undefined);
     if (now === change.after) {
       return {

@@ -88,7 +88,7 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
     );
     // Calls a worker that died here was running retry now, not at their heartbeat timeout, and
     // the process groups it left behind are adopted by those retries or killed.
-    const orphans = superviseOrphans(target, home, storeDir(config));
+    const orphans = superviseOrphans(target, home, storeDir(config), sandbox);
     // Temporal's runtime turns the first SIGTERM or SIGINT into `worker.shutdown()`: polling stops,
     // running tools get the grace time to finish, and `run()` returns once they have. A later signal
     // changes nothing (the tools' process groups would outlive a worker that died of it).
@@ -130,6 +130,7 @@ function superviseOrphans(
   target: NonNullable<ReturnType<typeof temporalTargetFromEnv>>,
   home: string,
   storeRoot: string,
+  sandbox: SandboxEngine,
 ): { stop(): Promise<void> } {
   let connection: Promise<Connection> | undefined;
   const client = async () => {
@@ -154,9 +155,9 @@ function superviseOrphans(
     }
   };
   const look = async () => {
-    const actions = await superviseOrphanGroups(storeRoot, await client().catch(() => undefined)).catch(
-      () => [] as Awaited<ReturnType<typeof superviseOrphanGroups>>,
-    );
+    const actions = await superviseOrphanGroups(storeRoot, await client().catch(() => undefined), (paths) =>
+      sandbox.releaseLeftovers(paths),
+    ).catch(() => [] as Awaited<ReturnType<typeof superviseOrphanGroups>>);
     for (const { record, action, why } of actions) {
       if (action === 'killed')
         console.error(

@@ -21,12 +21,17 @@ export interface OrphanAction {
  * or that finished meanwhile; a call whose job moved on or ended; one past its timeout. Groups
  * that ended are taken off the record.
  */
-export async function superviseOrphanGroups(storeRoot: string, client?: Client): Promise<OrphanAction[]> {
+export async function superviseOrphanGroups(
+  storeRoot: string,
+  client?: Client,
+  releasePlaceholders?: (paths: readonly string[]) => Promise<void>,
+): Promise<OrphanAction[]> {
   const me = await thisHost();
   const actions: OrphanAction[] = [];
   for (const { file, record } of await new GroupRegistry(storeRoot).list()) {
     if (!sameHost(me, record) || record.workerPid === process.pid || isProcessAlive(record.workerPid)) continue;
     if (!(await groupAlive(record))) {
+      if (record.placeholders?.length) await releasePlaceholders?.(record.placeholders).catch(() => undefined);
       await rm(file, { force: true });
       continue;
     }
@@ -37,6 +42,7 @@ export async function superviseOrphanGroups(storeRoot: string, client?: Client):
     }
     killProcessGroup(record.pgid);
     await waitForProcessGroupExit(record.pgid);
+    if (record.placeholders?.length) await releasePlaceholders?.(record.placeholders).catch(() => undefined);
     await rm(file, { force: true });
     actions.push({ record, action: 'killed', why });
   }

@@ -263,6 +263,30 @@ describe('placeholders', () => {
     expect(fs.readdirSync(vscode)).toEqual(['settings.json']);
   });
 
+  it('nested ones (a .git with its hooks and config) are made and removed whole, even when a killed worker left them', async () => {
+    const { Placeholders } = await import('../../src/activities/sandbox/placeholders');
+    const git = path.join(fixture.workspace, 'nested', '.git');
+    fs.mkdirSync(path.dirname(git), { recursive: true });
+    const wanted = [
+      { path: path.join(git, 'hooks'), placeholder: { type: 'directory' as const } },
+      { path: git, placeholder: { type: 'directory' as const } },
+      { path: path.join(git, 'config'), placeholder: { type: 'file' as const, content: '' } },
+    ];
+    // A worker that dies holding them leaves them all.
+    await new Placeholders().acquire(wanted);
+    expect(fs.readdirSync(git).sort()).toEqual(['config', 'hooks']);
+    // The next command's lease knows the whole tree again and removes it at its end.
+    const lease = await new Placeholders().acquire(wanted);
+    expect(lease.paths.sort()).toEqual(wanted.map((item) => item.path).sort());
+    await lease.release();
+    expect(fs.existsSync(git)).toBe(false);
+
+    // A worker that adopts the dead one's command removes what it left, from the command's record.
+    const made = await new Placeholders().acquire(wanted);
+    await new Placeholders().releaseLeftovers(made.paths);
+    expect(fs.existsSync(git)).toBe(false);
+  });
+
   it('are known again after a killed worker left them behind, and a real path is never touched', async () => {
     const { Placeholders } = await import('../../src/activities/sandbox/placeholders');
     const leftover = path.join(fixture.workspace, '.idea');

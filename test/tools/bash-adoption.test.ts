@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { workspaceHome } from '../../src/activities/store/workspace-home';
 import { journalFolderName, type JournalEntry } from '../../src/activities/tool-journal';
+import { thisHost } from '../../src/activities/tools/command-run';
 import { killProcessGroup } from '../../src/activities/tools/process-group';
 import { makeWorkspace, tempDir, waitFor } from '../support/harness';
 import { isAlive } from '../support/jobs';
@@ -142,6 +143,43 @@ describe('a Bash call whose worker died while its command ran', () => {
       startedAt: new Date().toISOString(),
       attempt: 1,
       command: null,
+    };
+    fs.writeFileSync(file, JSON.stringify(entry));
+    const retry = await runToolAttempt({ ...call, attempt: 2 });
+    expect(retry.block.content).toBe('ok');
+    expect(fs.readFileSync(path.join(workspace, 'effects.log'), 'utf8')).toBe('ran\n');
+  });
+
+  test('a worker killed after recording the group, before the leader was told to go: the retry runs the command', async () => {
+    const workspace = makeWorkspace({});
+    const call: Call = {
+      storeDir,
+      workspace,
+      id: 'toolu_g',
+      name: 'Bash',
+      input: { command: 'echo ran >> effects.log; echo ok' },
+    };
+    // A leader that never got "go" exits at once (its stdin is the dead worker's pipe), no output file made.
+    const leader = spawn('sh', ['-c', 'exit 125']);
+    const pgid = leader.pid!;
+    await new Promise((resolve) => leader.once('exit', resolve));
+    const file = await entryFile(storeDir, workspace, call.id);
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    const entry: JournalEntry = {
+      status: 'started',
+      toolUseId: call.id,
+      name: 'Bash',
+      startedAt: new Date().toISOString(),
+      attempt: 1,
+      command: {
+        ...(await thisHost()),
+        pgid,
+        startedAt: new Date().toISOString(),
+        timeoutMs: 120_000,
+        attempt: 1,
+        workerPid: 999_999,
+        sandboxed: false,
+      },
     };
     fs.writeFileSync(file, JSON.stringify(entry));
     const retry = await runToolAttempt({ ...call, attempt: 2 });

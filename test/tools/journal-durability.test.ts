@@ -126,10 +126,20 @@ describe('the tool journal under faults', () => {
     };
     await expect(runToolAttempt({ ...call, deps: { execute: diesBeforeRename } })).rejects.toThrow('worker died');
     expect(fs.readFileSync(path.join(workspace, 'app.txt'), 'utf8')).toBe('one two\n');
+    // What a kill between writing the temporary copy and renaming it leaves (named as
+    // write-file-atomic names it), and a file of the user's that merely looks like one.
+    fs.writeFileSync(path.join(workspace, 'app.txt.1195911312'), 'uno two\n');
+    fs.writeFileSync(path.join(workspace, 'app.txt.2024'), 'the user keeps this\n');
     const retry = await runToolAttempt({ ...call, attempt: 2 });
     expect(retry.result.isError).toBe(false);
     expect(retry.block.content).toContain('The file app.txt has been updated.');
     expect(fs.readFileSync(path.join(workspace, 'app.txt'), 'utf8')).toBe('uno two\n');
+    expect(
+      fs
+        .readdirSync(workspace)
+        .filter((name) => name.startsWith('app.txt'))
+        .sort(),
+    ).toEqual(['app.txt', 'app.txt.2024']);
   });
 
   test('a file something else changed meanwhile is left alone, and the model is told', async () => {

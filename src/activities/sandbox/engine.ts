@@ -35,6 +35,8 @@ export interface PreparedCommand {
    * it (see `Placeholders`).
    */
   release?: () => Promise<void>;
+  /** The placeholders made or shared for it, recorded so a worker that adopts the command can remove them. */
+  placeholders?: string[];
 }
 
 /** Why a command was not started; the text is the tool result the model gets. */
@@ -65,6 +67,14 @@ export class SandboxEngine {
   private readonly tempRoot: string;
   private readonly gitShim: string | undefined;
   private readonly placeholders = new Placeholders();
+
+  /**
+   * Remove what is left of the placeholders of a command whose worker died (`paths`, from its
+   * record), once that command has ended and a worker that outlived it looked after it.
+   */
+  releaseLeftovers(paths: readonly string[]): Promise<void> {
+    return this.placeholders.releaseLeftovers(paths);
+  }
 
   constructor(options: SandboxEngineOptions = {}) {
     this.bwrap = options.bwrap ?? configuredBwrap();
@@ -144,7 +154,7 @@ export class SandboxEngine {
         command,
       });
       const env = withGitHardening({ ...request.env, TMPDIR: '/tmp' }, { sandboxed: true, shim });
-      return { file, args, env, sandboxed: true, release: lease.release };
+      return { file, args, env, sandboxed: true, release: lease.release, placeholders: lease.paths };
     } catch (error) {
       await lease.release();
       throw error;

@@ -1,4 +1,5 @@
 import { lstat, mkdir, readdir, readFile, rmdir, unlink, utimes, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import type { Placeholder } from './defaults';
 
 /** A protected path that must exist while a command runs, and what to put there if it does not. */
@@ -49,8 +50,16 @@ export class Placeholders {
           fresh.push(item);
         }
       }
-      const made = await Promise.all(fresh.map((item) => this.adoptOrCreate(item)));
-      paths.push(...fresh.filter((_, index) => made[index]).map((item) => item.path));
+      // Parents first (a `.git` before its `.git/hooks`); then the folders are stamped again, deepest
+      // first, since making an entry in a folder changes the folder's mtime.
+      const ordered = [...fresh].sort((a, b) => depth(a.path) - depth(b.path));
+      for (const item of ordered) {
+        if (await this.adoptOrCreate(item)) paths.push(item.path);
+      }
+      for (const target of [...paths].sort((a, b) => depth(b) - depth(a))) {
+        const held = this.held.get(target);
+        if (held?.placeholder.type === 'directory' && held.count === 1) await utimes(target, 0, 0).catch(() => {});
+      }
       let released = false;
       return {
         paths,
@@ -100,14 +109,69 @@ export class Placeholders {
       this.held.delete(target);
       done.push([target, held]);
     }
-    await Promise.all(done.map(([target, held]) => removeIfOurs(target, held)));
+    await removeDeepestFirst(done.map(([target, held]) => ({ target, held })));
+  }
+
+  /**
+   * Remove what a command whose worker died left of the placeholders made for it (`paths`, from
+   * its journal record), once the command has ended: those no command of this process holds now,
+   * and only while still exactly what a worker put there.
+   */
+  releaseLeftovers(paths: readonly string[]): Promise<void> {
+    return this.serially(async () => {
+      const items: Array<{ target: string; held?: Held }> = paths
+        .filter((target) => !this.held.has(target))
+        .map((target) => ({ target }));
+      await removeDeepestFirst(items);
+    });
   }
 }
 
-async function removeIfOurs(target: string, held: Held): Promise<void> {
+function depth(target: string): number {
+  return target.split(path.sep).length;
+}
+
+/**
+ * Remove placeholders children first, so a `.git` placeholder goes once its `.git/hooks` has; each
+ * removal changes the parent's mtime, so a parent that is one of them is stamped again first.
+ */
+async function removeDeepestFirst(items: Array<{ target: string; held?: Held }>): Promise<void> {
+  const targets = new Set(items.map((item) => item.target));
+  for (const { target, held } of [...items].sort((a, b) => depth(b.target) - depth(a.target))) {
+    const removed = held ? await removeIfOurs(target, held) : await removeIfStamped(target);
+    const parent = path.dirname(target);
+    if (removed && targets.has(parent)) await utimes(parent, 0, 0).catch(() => {});
+  }
+}
+
+/** A leftover without this process's record of it: removed when stamped and empty (or tiny). */
+async function removeIfStamped(target: string): Promise<boolean> {
+  const info = await lstat(target).catch(() => undefined);
+  if (!info || Number(info.mtimeMs) !== 0) return false;
+  if (info.isDirectory()) {
+    if ((await readdir(target).catch(() => ['?'])).length > 0) return false;
+    return rmdir(target).then(
+      () => true,
+      () => false,
+    );
+  }
+  // Every file placeholder is a line or two of text (`.git/commondir`, `.git/config`).
+  if (!info.isFile() || info.size > 1024) return false;
+  return unlink(target).then(
+    () => true,
+    () => false,
+  );
+}
+
+async function removeIfOurs(target: string, held: Held): Promise<boolean> {
   const now = await lstat(target).catch(() => undefined);
-  if (!now || now.dev !== held.dev || now.ino !== held.ino || !(await isOurs(target, held.placeholder, now))) return;
-  await (held.placeholder.type === 'directory' ? rmdir(target) : unlink(target)).catch(() => undefined);
+  if (!now || now.dev !== held.dev || now.ino !== held.ino || !(await isOurs(target, held.placeholder, now))) {
+    return false;
+  }
+  return (held.placeholder.type === 'directory' ? rmdir(target) : unlink(target)).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** Still exactly what a worker put there: stamped, and empty (or holding the placeholder's text). */
@@ -117,8 +181,23 @@ async function isOurs(
   info: Awaited<ReturnType<typeof lstat>>,
 ): Promise<boolean> {
   if (Number(info.mtimeMs) !== 0) return false;
-  if (placeholder.type === 'directory') {
-    return info.isDirectory() && (await readdir(target).catch(() => ['?'])).length === 0;
-  }
+  if (placeholder.type === 'directory') return info.isDirectory() && (await isStampedTree(target));
   return info.isFile() && (await readFile(target, 'utf8').catch(() => undefined)) === placeholder.content;
+}
+
+/**
+ * A stamped folder holding nothing but stamped placeholders (a `.git` stand-in with its
+ * `.git/hooks` and `.git/config` in it): a worker's, since anything written into a folder changes
+ * its mtime.
+ */
+async function isStampedTree(dir: string): Promise<boolean> {
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => undefined);
+  if (!entries) return false;
+  for (const entry of entries) {
+    const child = path.join(dir, entry.name);
+    const info = await lstat(child).catch(() => undefined);
+    if (!info || Number(info.mtimeMs) !== 0) return false;
+    if (info.isDirectory() ? !(await isStampedTree(child)) : !info.isFile() || info.size > 1024) return false;
+  }
+  return true;
 }

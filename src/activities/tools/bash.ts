@@ -133,6 +133,7 @@ async function runInGroup(
       cwd: ctx.workspace,
       files: ctx.command?.files ?? commandFiles(path.join(scratch ?? '', 'command')),
       timeoutMs,
+      ...(prepared.placeholders ? { placeholders: prepared.placeholders } : {}),
       signal: ctx.signal,
       record: async (group) => {
         ctx.onCommandStart?.({ sandboxed: prepared.sandboxed });

@@ -42,6 +42,8 @@ export interface CommandGroup {
   /** When the command was let start (ISO), and how long it may run. */
   startedAt: string;
   timeoutMs: number;
+  /** The sandbox's stand-ins made for it: removed by whoever sees the group end if its worker cannot. */
+  placeholders?: string[];
 }
 
 /** How a finished (or stopped) command ended. */
@@ -58,13 +60,16 @@ export interface Finished {
  * command itself. The command's stdout and stderr share one pipe, in arrival order as a terminal
  * shows them, into a capture that keeps the first CAPTURE_BYTES and counts the rest. fd 3 is a pipe to the worker that hears the exit status the moment the command
  * ends (its background jobs may keep the capture pipe open much longer); the command and the
- * capture never see it. Exit status 125 without "go": the worker died before the command started.
+ * capture never see it. Exit status 125 without "go": the worker died before the command started,
+ * and then there is no output file either (the leader makes it before it starts the command).
  */
 const LEADER_SCRIPT = [
   'IFS= read -r go || exit 125',
   '[ "$go" = go ] || exit 125',
   'exec </dev/null',
   'out=$1 rest=$2 ex=$3 cap=$4',
+  // The output file exists from here on: without it, the command provably never started.
+  ': >"$out" || exit 125',
   'shift 4',
   // The shell's own notes ("Terminated") are not the command's output: the command runs in a
   // subshell it replaces, and the shell that waits for it writes its own stderr nowhere.
@@ -133,6 +138,7 @@ export interface RunCommandOptions {
   cwd: string;
   files: CommandFiles;
   timeoutMs: number;
+  placeholders?: string[];
   signal: AbortSignal;
   /** Told of the group before the command starts; the command starts once this resolves. */
   record?: (group: CommandGroup) => Promise<void>;
@@ -192,6 +198,9 @@ export function runCommand(options: RunCommandOptions): Promise<Finished | { spa
       clearInterval(beat);
       signal.removeEventListener('abort', onAbort);
       child.stdio[3]?.destroy();
+      // The leader may wait on for a background job that holds the capture pipe: it must not keep
+      // this process (a one-shot `durable-agent tool`) alive.
+      child.unref();
       // After a kill, report only once nothing the command started is still running.
       const done = () => {
         if (aborted) reject(abortError('The Bash command was aborted'));
@@ -236,6 +245,7 @@ export function runCommand(options: RunCommandOptions): Promise<Finished | { spa
         ...(await processStart(pid).then((start) => (start ? { leaderStart: start } : {}))),
         startedAt: new Date().toISOString(),
         timeoutMs: options.timeoutMs,
+        ...(options.placeholders?.length ? { placeholders: options.placeholders } : {}),
       };
       await options.record?.(group);
       if (settled || aborted) return;
@@ -299,6 +309,14 @@ export async function adoptCommand(options: {
     }
     await new Promise((resolve) => setTimeout(resolve, ADOPT_POLL_MS));
   }
+}
+
+/** False when the leader never got as far as starting the command (no "go" reached it). */
+export async function commandStarted(files: CommandFiles): Promise<boolean> {
+  return stat(files.output).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** The exit status the leader recorded, or undefined before it did (or when the file is torn). */

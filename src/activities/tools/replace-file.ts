@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
-import { access, readFile } from 'node:fs/promises';
+import { access, readdir, readFile, unlink } from 'node:fs/promises';
+import path from 'node:path';
 import { writeFileDurably } from '../store/durable-file';
 import type { PlannedFileChange, ToolContext } from './tool-context';
 
@@ -46,4 +47,20 @@ export async function replaceFile(
     throw new FileChangeNotRecordedError(error instanceof Error ? error.message : String(error), { cause: error });
   }
   await writeFileDurably(change.path, data);
+}
+
+/**
+ * Remove the temporary copies a replacement killed between writing and renaming left beside
+ * `file`: `<name>.<number>`, as write-file-atomic names them, holding exactly the content the
+ * replacement meant to write (hash `after`). Anything else of that shape is the user's and stays.
+ */
+export async function removeAbandonedCopies(file: string, after: string): Promise<void> {
+  const dir = path.dirname(file);
+  const prefix = `${path.basename(file)}.`;
+  const names = await readdir(dir).catch(() => [] as string[]);
+  for (const name of names) {
+    if (!name.startsWith(prefix) || !/^\d+$/.test(name.slice(prefix.length))) continue;
+    const copy = path.join(dir, name);
+    if ((await fileHash(copy).catch(() => undefined)) === after) await unlink(copy).catch(() => undefined);
+  }
 }
