@@ -137,8 +137,13 @@ export async function failOrphanedModelCalls(client: Client, home: string): Prom
     if (record.host !== os.hostname() || record.pid === process.pid) continue;
     const dead = record.bootId !== thisBoot || !isProcessAlive(record.pid);
     if (!dead) continue;
-    for (const activity of record.activities) {
-      if (await stillAtAttempt(client, activity)) {
+    // Side by side: a worker that died with fifty calls in flight must not hand them back one by one.
+    await Promise.all(
+      record.activities.map(async (activity) => {
+        if (!(await stillAtAttempt(client, activity))) {
+          report.skipped += 1;
+          return;
+        }
         try {
           await client.activity.fail(
             { workflowId: activity.workflowId, runId: activity.runId, activityId: activity.activityId },
@@ -151,8 +156,8 @@ export async function failOrphanedModelCalls(client: Client, home: string): Prom
         } catch {
           report.skipped += 1;
         }
-      } else report.skipped += 1;
-    }
+      }),
+    );
     fs.rmSync(file, { force: true });
   }
   return report;
