@@ -287,6 +287,19 @@ describe('placeholders', () => {
     expect(fs.existsSync(git)).toBe(false);
   });
 
+  it('a stand-in made inside one another command holds does not keep that one from being removed', async () => {
+    const { Placeholders } = await import('../../src/activities/sandbox/placeholders');
+    const placeholders = new Placeholders();
+    const git = path.join(fixture.workspace, 'side-by-side', '.git');
+    fs.mkdirSync(path.dirname(git), { recursive: true });
+    // The first command's sandbox wants .git; the second starts once .git exists, and wants what is in it.
+    const first = await placeholders.acquire([{ path: git, placeholder: { type: 'directory' } }]);
+    const second = await placeholders.acquire([{ path: path.join(git, 'hooks'), placeholder: { type: 'directory' } }]);
+    await second.release();
+    await first.release();
+    expect(fs.existsSync(git)).toBe(false);
+  });
+
   it('are known again after a killed worker left them behind, and a real path is never touched', async () => {
     const { Placeholders } = await import('../../src/activities/sandbox/placeholders');
     const leftover = path.join(fixture.workspace, '.idea');

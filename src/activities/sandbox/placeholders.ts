@@ -54,7 +54,12 @@ export class Placeholders {
       // first, since making an entry in a folder changes the folder's mtime.
       const ordered = [...fresh].sort((a, b) => depth(a.path) - depth(b.path));
       for (const item of ordered) {
-        if (await this.adoptOrCreate(item)) paths.push(item.path);
+        if (!(await this.adoptOrCreate(item))) continue;
+        paths.push(item.path);
+        // A stand-in made inside one another command holds (a `.git/hooks` in a `.git` made
+        // earlier) changed that folder's mtime: stamp it again, or it is never known as ours.
+        const parent = path.dirname(item.path);
+        if (this.held.get(parent)?.placeholder.type === 'directory') await utimes(parent, 0, 0).catch(() => {});
       }
       for (const target of [...paths].sort((a, b) => depth(b) - depth(a))) {
         const held = this.held.get(target);
@@ -109,7 +114,10 @@ export class Placeholders {
       this.held.delete(target);
       done.push([target, held]);
     }
-    await removeDeepestFirst(done.map(([target, held]) => ({ target, held })));
+    await removeDeepestFirst(
+      done.map(([target, held]) => ({ target, held })),
+      (parent) => this.held.has(parent),
+    );
   }
 
   /**
@@ -122,7 +130,7 @@ export class Placeholders {
       const items: Array<{ target: string; held?: Held }> = paths
         .filter((target) => !this.held.has(target))
         .map((target) => ({ target }));
-      await removeDeepestFirst(items);
+      await removeDeepestFirst(items, (parent) => this.held.has(parent));
     });
   }
 }
@@ -133,14 +141,18 @@ function depth(target: string): number {
 
 /**
  * Remove placeholders children first, so a `.git` placeholder goes once its `.git/hooks` has; each
- * removal changes the parent's mtime, so a parent that is one of them is stamped again first.
+ * removal changes the parent's mtime, so a parent that is a stand-in too is stamped again.
  */
-async function removeDeepestFirst(items: Array<{ target: string; held?: Held }>): Promise<void> {
+async function removeDeepestFirst(
+  items: Array<{ target: string; held?: Held }>,
+  heldElsewhere: (parent: string) => boolean,
+): Promise<void> {
   const targets = new Set(items.map((item) => item.target));
   for (const { target, held } of [...items].sort((a, b) => depth(b.target) - depth(a.target))) {
     const removed = held ? await removeIfOurs(target, held) : await removeIfStamped(target);
     const parent = path.dirname(target);
-    if (removed && targets.has(parent)) await utimes(parent, 0, 0).catch(() => {});
+    // The parent is a stand-in too (of this removal, or one another command still holds).
+    if (removed && (targets.has(parent) || heldElsewhere(parent))) await utimes(parent, 0, 0).catch(() => {});
   }
 }
 
