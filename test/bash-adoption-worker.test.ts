@@ -114,7 +114,13 @@ describe('a worker SIGKILLed while Bash runs, a new worker started at once (prod
     await waitFor(async () => (isAlive(pgid) ? undefined : true), 20_000, 'the orphaned group to be killed');
     // Killed by the new worker's first look, not ended by itself 20 s after it started.
     expect(Date.now() - readyAt).toBeLessThan(4_000);
-    expect(second.logs()).toContain(`killed process group ${pgid}`);
+    // The worker logs the kill once the group's sandbox stand-ins are released too, a moment after
+    // the group is gone: wait for the line rather than race it.
+    await waitFor(
+      async () => (second.logs().includes(`killed process group ${pgid}`) ? true : undefined),
+      5_000,
+      'the worker to log the kill',
+    );
     // Nor is anything left of its sandbox's stand-ins.
     expect(fs.readdirSync(job.workspace)).toEqual([]);
     const terminal = (await job.handle.result()) as Terminal;
