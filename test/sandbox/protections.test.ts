@@ -287,6 +287,28 @@ describe('placeholders', () => {
     expect(fs.existsSync(git)).toBe(false);
   });
 
+  it("a command that finds another command's stand-ins present holds them too, so the other's end leaves them", async () => {
+    const { Placeholders } = await import('../../src/activities/sandbox/placeholders');
+    const placeholders = new Placeholders();
+    const git = path.join(fixture.workspace, 'shared', '.git');
+    const config = path.join(git, 'config');
+    fs.mkdirSync(path.dirname(git), { recursive: true });
+    const wanted = [
+      { path: git, placeholder: { type: 'directory' as const } },
+      { path: config, placeholder: { type: 'file' as const, content: '' } },
+    ];
+    const first = await placeholders.acquire(wanted);
+    // The second command's look at the workspace sees the first one's .git and .git/config as present:
+    // it wants no stand-in for them, yet binds them into its sandbox.
+    const second = await placeholders.acquireFound(async () => ({ wanted: [], present: [git, config] }));
+    expect(second.paths.sort()).toEqual([git, config]);
+    await first.release();
+    // Before: the first command's end removed them under the second one's running sandbox.
+    expect(fs.existsSync(config)).toBe(true);
+    await second.release();
+    expect(fs.existsSync(git)).toBe(false);
+  });
+
   it('a stand-in made inside one another command holds does not keep that one from being removed', async () => {
     const { Placeholders } = await import('../../src/activities/sandbox/placeholders');
     const placeholders = new Placeholders();

@@ -134,15 +134,21 @@ export class SandboxEngine {
       network,
     };
     const trusted = await resolveTrustedMounts(inputs);
-    const protectedPaths = await findProtectedPaths(workspace, {
-      isWritable: (real) => isWritableIn(trusted, real),
-      allowWrite: allowedExactly(inputs),
+    // Found while no other command of this worker makes or removes a stand-in: one it holds is
+    // seen as present here, and held for this command too.
+    let protectedPaths: Awaited<ReturnType<typeof findProtectedPaths>> = [];
+    const lease = await this.placeholders.acquireFound(async () => {
+      protectedPaths = await findProtectedPaths(workspace, {
+        isWritable: (real) => isWritableIn(trusted, real),
+        allowWrite: allowedExactly(inputs),
+      });
+      return {
+        wanted: protectedPaths.flatMap((entry) =>
+          entry.placeholder ? [{ path: entry.path, placeholder: entry.placeholder }] : [],
+        ),
+        present: protectedPaths.filter((entry) => !entry.placeholder).map((entry) => entry.path),
+      };
     });
-    const lease = await this.placeholders.acquire(
-      protectedPaths.flatMap((entry) =>
-        entry.placeholder ? [{ path: entry.path, placeholder: entry.placeholder }] : [],
-      ),
-    );
     try {
       const mounts = await withProtections(trusted, inputs, protectedPaths);
       const { file, args } = buildBwrapArgs({

@@ -38,43 +38,69 @@ export class Placeholders {
 
   /** Make the missing ones of `wanted`; paths that exist for real are not touched. */
   acquire(wanted: readonly WantedPlaceholder[]): Promise<PlaceholderLease> {
+    return this.serially(() => this.acquireNow(wanted, []));
+  }
+
+  /**
+   * As `acquire`, with the list worked out by `find` while no other command of this worker makes
+   * or removes a stand-in. A protected path that `find` saw as present may be a stand-in another
+   * running command holds: it is held for this command too, so that command's end cannot remove
+   * it from under this one's sandbox (whose mount would then have no source).
+   */
+  acquireFound(
+    find: () => Promise<{ wanted: readonly WantedPlaceholder[]; present: readonly string[] }>,
+  ): Promise<PlaceholderLease> {
     return this.serially(async () => {
-      const paths: string[] = [];
-      const fresh: WantedPlaceholder[] = [];
-      for (const item of wanted) {
-        const held = this.held.get(item.path);
-        if (held) {
-          held.count++;
-          paths.push(item.path);
-        } else {
-          fresh.push(item);
-        }
-      }
-      // Parents first (a `.git` before its `.git/hooks`); then the folders are stamped again, deepest
-      // first, since making an entry in a folder changes the folder's mtime.
-      const ordered = [...fresh].sort((a, b) => depth(a.path) - depth(b.path));
-      for (const item of ordered) {
-        if (!(await this.adoptOrCreate(item))) continue;
-        paths.push(item.path);
-        // A stand-in made inside one another command holds (a `.git/hooks` in a `.git` made
-        // earlier) changed that folder's mtime: stamp it again, or it is never known as ours.
-        const parent = path.dirname(item.path);
-        if (this.held.get(parent)?.placeholder.type === 'directory') await utimes(parent, 0, 0).catch(() => {});
-      }
-      for (const target of [...paths].sort((a, b) => depth(b) - depth(a))) {
-        const held = this.held.get(target);
-        if (held?.placeholder.type === 'directory' && held.count === 1) await utimes(target, 0, 0).catch(() => {});
-      }
-      let released = false;
-      return {
-        paths,
-        release: () => {
-          if (released) return Promise.resolve();
-          released = true;
-          return this.serially(() => this.releaseAll(paths));
-        },
-      };
+      const { wanted, present } = await find();
+      return this.acquireNow(wanted, present);
     });
+  }
+
+  private async acquireNow(
+    wanted: readonly WantedPlaceholder[],
+    present: readonly string[],
+  ): Promise<PlaceholderLease> {
+    const paths: string[] = [];
+    for (const target of present) {
+      const held = this.held.get(target);
+      if (!held || wanted.some((item) => item.path === target)) continue;
+      held.count++;
+      paths.push(target);
+    }
+    const fresh: WantedPlaceholder[] = [];
+    for (const item of wanted) {
+      const held = this.held.get(item.path);
+      if (held) {
+        held.count++;
+        paths.push(item.path);
+      } else {
+        fresh.push(item);
+      }
+    }
+    // Parents first (a `.git` before its `.git/hooks`); then the folders are stamped again, deepest
+    // first, since making an entry in a folder changes the folder's mtime.
+    const ordered = [...fresh].sort((a, b) => depth(a.path) - depth(b.path));
+    for (const item of ordered) {
+      if (!(await this.adoptOrCreate(item))) continue;
+      paths.push(item.path);
+      // A stand-in made inside one another command holds (a `.git/hooks` in a `.git` made
+      // earlier) changed that folder's mtime: stamp it again, or it is never known as ours.
+      const parent = path.dirname(item.path);
+      if (this.held.get(parent)?.placeholder.type === 'directory') await utimes(parent, 0, 0).catch(() => {});
+    }
+    for (const target of [...paths].sort((a, b) => depth(b) - depth(a))) {
+      const held = this.held.get(target);
+      if (held?.placeholder.type === 'directory' && held.count === 1) await utimes(target, 0, 0).catch(() => {});
+    }
+    let released = false;
+    return {
+      paths,
+      release: () => {
+        if (released) return Promise.resolve();
+        released = true;
+        return this.serially(() => this.releaseAll(paths));
+      },
+    };
   }
 
   // One worker's commands in one workspace may start and end side by side.
