@@ -11,6 +11,7 @@ import type {
 import { loadPermissionSettings, loadSettingsLayers } from './permission-settings';
 import type { LoadSettingsInput, LoadSettingsResult } from '../shared/activity-types';
 import os from 'node:os';
+import path from 'node:path';
 import { defaultBashEnv } from './tools';
 import { callModel } from './call-model';
 import { compactConversation } from './compact';
@@ -23,6 +24,7 @@ import { SandboxEngine } from './sandbox/engine';
 import { buildSystemPrompt } from './system-prompt';
 import { seedConversation } from './seed-conversation';
 import type { SeedConversationInput } from './seed-conversation';
+import { awaitTaskRuns, loadBatchTasks, prepareWorktree, priorTaskRuns } from './batch';
 
 /** What the activities need from the outside world; tests pass their own (the seed's QueryDeps). */
 export interface ActivityDeps {
@@ -41,6 +43,17 @@ export interface ActivityDeps {
   streamIdleMs?: number;
   /** Test hook, see `RunToolDeps.crashAfterJournal`. */
   crashAfterJournal?: string;
+  /**
+   * Where a batch task that names a `repo` gets its workspace made (`<root>/<batch>/<task>`).
+   * Defaults to `DURABLE_AGENT_WORKTREES`, else `durable-agent-worktrees` in the home directory:
+   * outside the data folder, which the sandbox hides from Bash.
+   */
+  worktreeRoot?: string;
+}
+
+/** The default of `ActivityDeps.worktreeRoot`. */
+export function defaultWorktreeRoot(env: NodeJS.ProcessEnv = process.env): string {
+  return env.DURABLE_AGENT_WORKTREES?.trim() || path.join(os.homedir(), 'durable-agent-worktrees');
 }
 
 /** The activities of an `agentSession`, bound to their dependencies. */
@@ -74,6 +87,11 @@ export function createActivities(deps: ActivityDeps) {
         });
       }
     },
+    loadBatchTasks: (input: { ref: string; from: number; count: number }) => loadBatchTasks(store, input),
+    priorTaskRuns,
+    awaitTaskRuns,
+    prepareWorktree: (input: Parameters<typeof prepareWorktree>[1]) =>
+      prepareWorktree(deps.worktreeRoot ?? defaultWorktreeRoot(), input),
     loadPermissionSettings: async (input: { workspace: string }): Promise<PermissionSettings> => {
       try {
         return await loadPermissionSettings(input.workspace);

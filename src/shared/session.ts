@@ -1,3 +1,4 @@
+import type { BatchMembership } from './batch';
 import type { ReadFileStates } from './file-state';
 import { emptyUsage } from './messages';
 import type { Message, Usage } from './messages';
@@ -99,6 +100,8 @@ export interface SessionInput {
    * joins it as the next user message. Read once, at the start of the job.
    */
   resumeFrom?: ResumeFrom;
+  /** Set for a job a batch started: where it reports its cost, and which task it is. */
+  batch?: BatchMembership;
 }
 
 /** The conversation a new job continues: in the store, or (small, from a file) in the input. */

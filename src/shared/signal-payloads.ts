@@ -71,3 +71,12 @@ function describe(value: unknown): string {
   }
   return text.length > 120 ? `${text.slice(0, 117)}...` : text;
 }
+
+/** `taskCost {taskId, costUsd}`: a batch's job reporting what it has cost so far. */
+export const taskCostPayload = z.strictObject({
+  taskId: z.string().min(1),
+  costUsd: z.number().nonnegative().finite(),
+});
+
+/** `batchBudgetSpent [what]`: the job's batch has spent its budget; the text says how much. */
+export const batchBudgetPayload = z.union([z.undefined(), z.null().transform(() => undefined), reason]);

@@ -1,4 +1,6 @@
-import { workflowInfo } from '@temporalio/workflow';
+import { getExternalWorkflowHandle, workflowInfo } from '@temporalio/workflow';
+import { BATCH_BUDGET_DETAIL } from '../shared/batch';
+import { taskCostSignal } from './batch-definitions';
 import type { CallAccounting, CallPricing } from '../shared/activity-types';
 import type { Usage } from '../shared/messages';
 import { addModelUsage, formatUsd, knownCostUsd, totalCostUsd, type PaidAgainReport } from '../shared/pricing';
@@ -63,6 +65,16 @@ function addPaidAgain(before: PaidAgainReport | undefined, paid: CallAccounting[
  * one call over its budget. Returns the Terminal's detail, or undefined while money is left.
  */
 export function budgetExhausted(session: Session, state: State, nextCall: string): string | undefined {
+  const batch = session.input.batch;
+  if (batch && session.costBudget) {
+    if (session.control.batchBudgetStop !== undefined) {
+      return (
+        `${BATCH_BUDGET_DETAIL} (${session.control.batchBudgetStop}), so ${nextCall} was not started; ` +
+        `rerun the batch with a larger --max-budget-usd to go on from here`
+      );
+    }
+    if (batch.reportCost) reportCost(session, knownCostUsd(state.modelUsage));
+  }
   const budget = session.input.maxBudgetUsd;
   if (!session.costBudget || budget === undefined) return undefined;
   const spent = knownCostUsd(state.modelUsage);
@@ -72,6 +84,23 @@ export function budgetExhausted(session: Session, state: State, nextCall: string
     `so ${nextCall} was not started; to go on from here: durable-agent run --resume ${workflowInfo().workflowId} ` +
     `--max-budget-usd <more> "Go on"`
   );
+}
+
+/** What each job last told its batch it had cost, so an unchanged cost is not sent again. */
+const reported = new WeakMap<Session, number>();
+
+/**
+ * Tell the job's batch what the job has cost so far, before a model call: the batch adds up its
+ * running jobs' reports to keep its own budget. Not awaited: a batch that is gone (aborted,
+ * terminated) changes nothing for the job.
+ */
+function reportCost(session: Session, costUsd: number): void {
+  const batch = session.input.batch;
+  if (!batch || costUsd <= 0 || reported.get(session) === costUsd) return;
+  reported.set(session, costUsd);
+  getExternalWorkflowHandle(batch.batchId)
+    .signal(taskCostSignal, { taskId: batch.taskId, costUsd })
+    .catch(() => undefined);
 }
 
 /** Transitions that start a new turn: a budget stop right after one ends with the turns that ran. */

@@ -25,3 +25,9 @@ export const approvalSignal = defineSignal<[answer: ApprovalAnswer]>('approval')
  * Read-only, so it changes no history; workers older than it do not answer it.
  */
 export const storeRootsQuery = defineQuery<ContentRef[]>('storeRoots');
+
+/**
+ * Sent by a job's batch once the batch has spent its `--max-budget-usd`: the job starts no further
+ * model call and ends `budget_exhausted`. The text says what the batch spent.
+ */
+export const batchBudgetSpentSignal = defineSignal<[spent?: string]>('batchBudgetSpent');

@@ -1,1 +1,2 @@
 export { agentSession } from './agent-session';
+export { agentBatch } from './batch';

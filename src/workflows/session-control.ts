@@ -19,6 +19,7 @@ import type {
 import {
   abortPayload,
   approvalPayload,
+  batchBudgetPayload,
   maxTurnsPayload,
   parsePayload,
   sinceSeqPayload,
@@ -28,6 +29,7 @@ import type { ContentRef } from '../shared/transcript';
 import {
   abortSignal,
   approvalSignal,
+  batchBudgetSpentSignal,
   setMaxTurnsSignal,
   snapshotQuery,
   storeRootsQuery,
@@ -48,6 +50,8 @@ const EVENT_PREVIEW_CHARS = 2_000;
 export class SessionControl {
   maxTurns: number | undefined;
   abortReason: string | undefined;
+  /** Set once the job's batch has spent its budget: what it spent. */
+  batchBudgetStop: string | undefined;
   readonly inbox: string[];
   private currentPhase: SessionPhase = 'starting';
   readonly runningTools = new Map<string, string>();
@@ -143,6 +147,10 @@ export class SessionControl {
       if (this.abortReason !== undefined) return;
       this.abortReason = (parsed.ok ? parsed.value : undefined) || 'aborted by request';
       this.turnScope?.cancel();
+    });
+    setHandler(batchBudgetSpentSignal, (...args: unknown[]) => {
+      const parsed = parsePayload('batchBudgetSpent', batchBudgetPayload, args, 'no argument or what was spent');
+      this.batchBudgetStop ??= (parsed.ok ? parsed.value : undefined) || 'all of it';
     });
     setHandler(setMaxTurnsSignal, (...args: unknown[]) => {
       const parsed = parsePayload('setMaxTurns', maxTurnsPayload, args, 'a positive whole number, e.g. 20');

@@ -1,0 +1,140 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { summaryOf, taskJobId } from '../shared/batch';
+import type { BatchTaskSpec, PriorTaskRun, TaskSummary } from '../shared/batch';
+import type { Terminal } from '../shared/terminal';
+import type { FileContentStore } from './store/content-store';
+
+const run = promisify(execFile);
+
+/** The batch's tasks `from` to `from + count` (a page), from the content store. */
+export async function loadBatchTasks(
+  store: FileContentStore,
+  input: { ref: string; from: number; count: number },
+): Promise<BatchTaskSpec[]> {
+  const tasks = await store.get<BatchTaskSpec[]>(input.ref);
+  return tasks.slice(input.from, input.from + input.count);
+}
+
+/** How Temporal says a closed job ended, as a task outcome. */
+const CLOSED_OUTCOMES: Record<string, TaskSummary['outcome']> = {
+  TERMINATED: 'terminated',
+  FAILED: 'failed',
+  CANCELLED: 'cancelled',
+  TIMED_OUT: 'timed_out',
+};
+
+/** What an earlier run of the batch left of one task: nothing, a running job, or an ended one. */
+async function priorRun(client: Client, batchId: string, id: string): Promise<PriorTaskRun> {
+  const handle = client.workflow.getHandle(taskJobId(batchId, id));
+  let status: string;
+  try {
+    status = (await handle.describe()).status.name;
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return { id, state: 'none' };
+    throw error;
+  }
+  if (status === 'RUNNING') return { id, state: 'running' };
+  return ended(client, batchId, id, status);
+}
+
+async function ended(client: Client, batchId: string, id: string, status: string): Promise<PriorTaskRun> {
+  const handle = client.workflow.getHandle(taskJobId(batchId, id));
+  if (status === 'COMPLETED') {
+    const terminal = (await handle.result()) as Terminal;
+    return {
+      id,
+      state: 'ended',
+      summary: summaryOf(id, terminal),
+      ...(terminal.transcriptHead
+        ? { transcript: { head: terminal.transcriptHead, messageCount: terminal.messageCount } }
+        : {}),
+    };
+  }
+  const outcome = CLOSED_OUTCOMES[status] ?? 'failed';
+  return {
+    id,
+    state: 'ended',
+    summary: { id, outcome, turns: 0, costUsd: 0, durationMs: 0, detail: `its job was ${status.toLowerCase()}` },
+  };
+}
+
+/** For each task id, what an earlier run of the batch left of it (a rerun skips, adopts or continues). */
+export async function priorTaskRuns(input: { batchId: string; ids: string[] }): Promise<PriorTaskRun[]> {
+  const client = Context.current().client;
+  const runs: PriorTaskRun[] = [];
+  for (const id of input.ids) {
+    runs.push(await priorRun(client, input.batchId, id));
+    Context.current().heartbeat(runs.length);
+  }
+  return runs;
+}
+
+/** How often `awaitTaskRuns` looks at the jobs it waits for. */
+const AWAIT_LOOK_MS = 2_000;
+/** `awaitTaskRuns` returns empty-handed after this long, so the batch can look again (and continue-as-new). */
+const AWAIT_MAX_MS = 10 * 60_000;
+
+/**
+ * Wait until at least one of the given tasks' jobs (started by an earlier run of the batch, so the
+ * batch cannot await them as its children) has ended, and say how each ended one did.
+ */
+export async function awaitTaskRuns(input: { batchId: string; ids: string[] }): Promise<PriorTaskRun[]> {
+  const context = Context.current();
+  const deadline = Date.now() + AWAIT_MAX_MS;
+  for (;;) {
+    const ended: PriorTaskRun[] = [];
+    for (const id of input.ids) {
+      const prior = await priorRun(context.client, input.batchId, id);
+      if (prior.state !== 'running') ended.push(prior);
+    }
+    if (ended.length > 0 || Date.now() >= deadline) return ended;
+    context.heartbeat();
+    await context.sleep(AWAIT_LOOK_MS);
+  }
+}
+
+/**
+ * Make a task's workspace: a fresh clone of `repo` checked out at `ref`, detached, under
+ * `<root>/<batch>/<task>`. A clone rather than `git worktree add`: a worktree's git data lives in
+ * the source repository, outside the workspace, where the sandbox does not let Bash reach; a local
+ * clone hardlinks the objects, so it is about as cheap. A clone left by an earlier attempt or run
+ * is kept as it is (the task may have worked in it).
+ */
+export async function prepareWorktree(
+  root: string,
+  input: { batchId: string; taskId: string; repo: string; ref: string },
+): Promise<{ workspace: string }> {
+  const workspace = path.join(root, ...input.batchId.split('/'), input.taskId);
+  const done = path.join(workspace, '.git', 'durable-agent-ready');
+  if (await exists(done)) return { workspace: await fs.realpath(workspace) };
+  await fs.rm(workspace, { recursive: true, force: true });
+  await fs.mkdir(path.dirname(workspace), { recursive: true });
+  try {
+    await run('git', ['clone', '--quiet', '--no-checkout', input.repo, workspace], { timeout: 10 * 60_000 });
+    await run('git', ['-C', workspace, 'checkout', '--quiet', '--detach', input.ref], { timeout: 10 * 60_000 });
+  } catch (error) {
+    await fs.rm(workspace, { recursive: true, force: true });
+    const stderr = String((error as { stderr?: string }).stderr ?? (error as Error).message).trim();
+    throw ApplicationFailure.create({
+      message: `could not make the workspace of task ${input.taskId} from ${input.repo} at ${input.ref}: ${stderr}`,
+      type: 'worktree_failed',
+      nonRetryable: /not found|does not exist|did not match|unknown revision|not a git repository/i.test(stderr),
+    });
+  }
+  await fs.writeFile(done, `${input.ref}\n`);
+  return { workspace: await fs.realpath(workspace) };
+}
+
+async function exists(file: string): Promise<boolean> {
+  return fs.access(file).then(
+    () => true,
+    () => false,
+  );
+}

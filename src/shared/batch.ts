@@ -1,0 +1,190 @@
+import type { SessionInput } from './session';
+import type { Terminal, TerminalReason } from './terminal';
+
+/**
+ * One task of a batch: the job's input, and for a task that names a `repo` + `ref`, the worktree
+ * its workspace is made from (the workflow fills `input.workspace` in once the worktree exists).
+ */
+export interface BatchTaskSpec {
+  id: string;
+  input: SessionInput;
+  worktree?: { repo: string; ref: string };
+}
+
+/** Where the batch's tasks are: in its input (small batches, a remote cluster) or in the content store. */
+export type BatchTasksSource = { inline: BatchTaskSpec[] } | { ref: string; count: number };
+
+/** The input of an `agentBatch` workflow. */
+export interface BatchInput {
+  tasks: BatchTasksSource;
+  /** At most this many tasks run at once. */
+  concurrency: number;
+  /** `--max-budget-usd` of the whole batch: no task starts once the batch has cost this, running ones stop at their next model call. */
+  maxBudgetUsd?: number;
+  /** A run continues as new past this many history events (default 10,000; tests set it low). */
+  historyEventLimit?: number;
+  /** Set only by continue-as-new. */
+  carry?: BatchCarry;
+}
+
+/** A task whose job runs now. */
+export interface RunningTask {
+  id: string;
+  /** What its job had cost at its last report (batch budgets only). */
+  costUsd: number;
+  /** Started by an earlier run of the batch (or before a continue-as-new): waited for by an activity. */
+  adopted?: boolean;
+}
+
+/** What the batch knows of one task that ended. */
+export interface TaskSummary {
+  id: string;
+  /** The Terminal's reason, or what became of a job that has none (`terminated`, `failed`, ...). */
+  outcome: TerminalReason | 'terminated' | 'failed' | 'cancelled' | 'timed_out';
+  turns: number;
+  costUsd: number;
+  durationMs: number;
+  detail?: string;
+}
+
+/** Sums of the batch's ended tasks. */
+export interface BatchTotals {
+  /** Ended tasks by outcome (tasks an earlier run of the batch finished included). */
+  outcomes: Record<string, number>;
+  turns: number;
+  costUsd: number;
+  durationMs: number;
+  /** Tasks an earlier run of the batch had finished: not run again. */
+  skipped: number;
+  /** Tasks an earlier run left stopped part-way, continued from their conversation. */
+  continued: number;
+}
+
+/** Why the batch stopped starting tasks before it ran out of them. */
+export interface BatchStop {
+  reason: 'aborted' | 'budget_exhausted';
+  detail: string;
+}
+
+/** The batch's state carried across continue-as-new: bounded by the concurrency, not the task count. */
+export interface BatchCarry {
+  /** Index of the next task to look at. */
+  next: number;
+  running: RunningTask[];
+  totals: BatchTotals;
+  startedAtMs: number;
+  stop?: BatchStop;
+  /** Tasks whose abort (or budget stop) was already sent. */
+  stopSent: string[];
+}
+
+/** The result of an `agentBatch` workflow. */
+export interface BatchTerminal {
+  reason: 'completed' | 'aborted' | 'budget_exhausted';
+  detail?: string;
+  tasks: number;
+  /** Tasks never started (the batch was aborted or its budget spent first). */
+  notStarted: number;
+  outcomes: Record<string, number>;
+  turns: number;
+  costUsd: number;
+  /** The batch's wall time, from its first start to its end. */
+  durationMs: number;
+  skipped: number;
+  continued: number;
+  maxBudgetUsd?: number;
+}
+
+/** What `batch status` asks a running batch. */
+export interface BatchSnapshot {
+  tasks: number;
+  /** Tasks looked at so far: started, adopted, skipped or not started. */
+  next: number;
+  running: RunningTask[];
+  totals: BatchTotals;
+  concurrency: number;
+  maxBudgetUsd?: number;
+  stop?: BatchStop;
+  /** What the batch has cost: ended tasks plus the running ones' last reports. */
+  spentUsd: number;
+}
+
+/** What a child job carries so it can report to its batch. */
+export interface BatchMembership {
+  batchId: string;
+  taskId: string;
+  /** The batch has a budget: report the job's cost before each model call. */
+  reportCost: boolean;
+}
+
+/** A task id: letters, digits, `.`, `_` and `-`, so `<batch>/<task>` stays a readable job id. */
+export const TASK_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+
+/** The job id of a batch's task: deterministic, so a rerun finds what an earlier run did. */
+export function taskJobId(batchId: string, taskId: string): string {
+  return `${batchId}/${taskId}`;
+}
+
+/** How the Terminal of a job that a batch's budget stopped begins its detail. */
+export const BATCH_BUDGET_DETAIL = 'the batch has spent its budget';
+
+/**
+ * Outcomes a rerun of the batch does not run again: the task ended on its own terms (its answer,
+ * its turn or budget limit, a hook, the model's refusal). Aborted jobs, jobs the batch's budget
+ * stopped, model errors and failed setups are continued (or started again if they never talked).
+ */
+const FINISHED_OUTCOMES: ReadonlySet<string> = new Set<TerminalReason>([
+  'completed',
+  'max_turns',
+  'stop_hook_prevented',
+  'prompt_too_long',
+  'blocking_limit',
+  'max_output_tokens',
+  'refusal',
+  'budget_exhausted',
+]);
+
+/** True when a rerun leaves this task as it is. */
+export function taskFinished(summary: Pick<TaskSummary, 'outcome' | 'detail'>): boolean {
+  if (summary.outcome === 'budget_exhausted') return !summary.detail?.startsWith(BATCH_BUDGET_DETAIL);
+  return FINISHED_OUTCOMES.has(summary.outcome);
+}
+
+/** A task's summary from its job's Terminal. */
+export function summaryOf(id: string, terminal: Terminal): TaskSummary {
+  return {
+    id,
+    outcome: terminal.reason,
+    turns: terminal.turnCount,
+    costUsd: typeof terminal.totalCostUsd === 'number' ? terminal.totalCostUsd : 0,
+    durationMs: terminal.durationMs ?? 0,
+    ...(terminal.detail ? { detail: terminal.detail } : {}),
+  };
+}
+
+export function emptyTotals(): BatchTotals {
+  return { outcomes: {}, turns: 0, costUsd: 0, durationMs: 0, skipped: 0, continued: 0 };
+}
+
+/** The totals with one more ended task. */
+export function addSummary(totals: BatchTotals, summary: TaskSummary): BatchTotals {
+  return {
+    ...totals,
+    outcomes: { ...totals.outcomes, [summary.outcome]: (totals.outcomes[summary.outcome] ?? 0) + 1 },
+    turns: totals.turns + summary.turns,
+    costUsd: totals.costUsd + summary.costUsd,
+    durationMs: totals.durationMs + summary.durationMs,
+  };
+}
+
+/** How an earlier run left a task, as the batch's `priorTaskRuns` activity finds it. */
+export type PriorTaskRun =
+  | { id: string; state: 'none' }
+  | { id: string; state: 'running' }
+  | {
+      id: string;
+      state: 'ended';
+      summary: TaskSummary;
+      /** Its conversation so far, to continue from (absent when it never talked to the model). */
+      transcript?: { head: string; messageCount: number };
+    };

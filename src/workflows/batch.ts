@@ -1,0 +1,337 @@
+import {
+  ActivityFailure,
+  allHandlersFinished,
+  ApplicationFailure,
+  ChildWorkflowFailure,
+  condition,
+  continueAsNew,
+  getExternalWorkflowHandle,
+  ParentClosePolicy,
+  proxyActivities,
+  setHandler,
+  startChild,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import type { createActivities } from '../activities';
+import { addSummary, BATCH_BUDGET_DETAIL, emptyTotals, summaryOf, taskFinished, taskJobId } from '../shared/batch';
+import type {
+  BatchInput,
+  BatchSnapshot,
+  BatchStop,
+  BatchTaskSpec,
+  BatchTerminal,
+  BatchTotals,
+  PriorTaskRun,
+  RunningTask,
+  TaskSummary,
+} from '../shared/batch';
+import { formatUsd } from '../shared/pricing';
+import type { SessionInput } from '../shared/session';
+import { abortPayload, parsePayload, taskCostPayload } from '../shared/signal-payloads';
+import type { Terminal } from '../shared/terminal';
+import { batchSnapshotQuery, taskCostSignal } from './batch-definitions';
+import { abortSignal, batchBudgetSpentSignal } from './definitions';
+import { OUTCOME_KEY, startSearchAttributes } from './search-attributes';
+
+type Activities = ReturnType<typeof createActivities>;
+
+/** Tasks read (and checked against earlier runs) at a time. */
+const PAGE_SIZE = 100;
+
+/** A run of the batch continues as new past this many history events (or when the server suggests it). */
+const HISTORY_EVENT_LIMIT = 10_000;
+
+/** What a task that continues a conversation an earlier run left stopped part-way is told. */
+const CONTINUE_PROMPT = 'You were stopped part-way through this task. Go on with it from where you left off.';
+
+const storeActivities = proxyActivities<Pick<Activities, 'loadBatchTasks' | 'priorTaskRuns'>>({
+  startToCloseTimeout: 5 * 60_000,
+  heartbeatTimeout: 60_000,
+  retry: { initialInterval: 1_000, maximumInterval: 30_000 },
+});
+
+const waitActivities = proxyActivities<Pick<Activities, 'awaitTaskRuns'>>({
+  startToCloseTimeout: 15 * 60_000,
+  heartbeatTimeout: 30_000,
+  retry: { initialInterval: 1_000, maximumInterval: 30_000 },
+});
+
+const worktreeActivities = proxyActivities<Pick<Activities, 'prepareWorktree'>>({
+  startToCloseTimeout: 20 * 60_000,
+  retry: { initialInterval: 2_000, maximumInterval: 60_000, maximumAttempts: 5 },
+});
+
+/**
+ * A batch of agent jobs: one child `agentSession` per task, at most `concurrency` at once, with
+ * the deterministic job id `<batch>/<task>`. A rerun of a batch (same id) skips the tasks an
+ * earlier run finished, waits for the ones still running and continues the ones stopped part-way
+ * from their conversation. A batch budget stops starting tasks once spent and stops the running
+ * ones at their next model call. The state carried across continue-as-new is bounded by the
+ * concurrency, so a batch of any size keeps its history bounded.
+ */
+export async function agentBatch(input: BatchInput): Promise<BatchTerminal> {
+  const batchId = workflowInfo().workflowId;
+  const total = 'inline' in input.tasks ? input.tasks.inline.length : input.tasks.count;
+  const carry = input.carry;
+  let next = carry?.next ?? 0;
+  let totals: BatchTotals = carry?.totals ?? emptyTotals();
+  const startedAtMs = carry?.startedAtMs ?? Date.now();
+  let stop: BatchStop | undefined = carry?.stop;
+  const stopSent = new Set(carry?.stopSent ?? []);
+  // Jobs an earlier run started cannot be awaited as children: an activity watches them.
+  const running = new Map<string, RunningTask>(
+    (carry?.running ?? []).map((task) => [task.id, { ...task, adopted: true }]),
+  );
+  const ended: TaskSummary[] = [];
+  let watching = false;
+  let page: { from: number; specs: BatchTaskSpec[]; priors: Map<string, PriorTaskRun> } | undefined;
+
+  const spentUsd = () => [...running.values()].reduce((sum, task) => sum + task.costUsd, totals.costUsd);
+  const snapshot = (): BatchSnapshot => ({
+    tasks: total,
+    next,
+    running: [...running.values()],
+    totals,
+    concurrency: input.concurrency,
+    ...(input.maxBudgetUsd !== undefined ? { maxBudgetUsd: input.maxBudgetUsd } : {}),
+    ...(stop ? { stop } : {}),
+    spentUsd: spentUsd(),
+  });
+
+  // Any client can signal a batch: a bad payload is ignored, never thrown (that would wedge it).
+  setHandler(abortSignal, (...args: unknown[]) => {
+    const parsed = parsePayload('abort', abortPayload, args, 'no argument or a reason string');
+    if (stop?.reason === 'aborted') return;
+    stop = { reason: 'aborted', detail: (parsed.ok ? parsed.value : undefined) || 'aborted by request' };
+    // A budget stop already sent is superseded: every running job gets the abort too.
+    stopSent.clear();
+  });
+  setHandler(taskCostSignal, (...args: unknown[]) => {
+    const parsed = parsePayload('taskCost', taskCostPayload, args, '{"taskId":"...","costUsd":0.12}');
+    if (!parsed.ok) return;
+    const task = running.get(parsed.value.taskId);
+    if (task && parsed.value.costUsd > task.costUsd) task.costUsd = parsed.value.costUsd;
+    budgetSpent();
+  });
+  setHandler(batchSnapshotQuery, snapshot);
+
+  const budgetSpent = (): boolean => {
+    const budget = input.maxBudgetUsd;
+    if (stop || budget === undefined || spentUsd() < budget) return false;
+    stop = {
+      reason: 'budget_exhausted',
+      detail: `${BATCH_BUDGET_DETAIL}: ${formatUsd(spentUsd())} of ${formatUsd(budget)} (--max-budget-usd ${budget})`,
+    };
+    return true;
+  };
+
+  /** Tell every running job of the stop once: abort it, or end it at its next model call. */
+  const sendStops = async (): Promise<void> => {
+    if (!stop) return;
+    const reason = stop;
+    const unsent = [...running.keys()].filter((id) => !stopSent.has(id));
+    for (const id of unsent) stopSent.add(id);
+    await Promise.all(
+      unsent.map((id) => {
+        const job = getExternalWorkflowHandle(taskJobId(batchId, id));
+        const sent =
+          reason.reason === 'aborted'
+            ? job.signal(abortSignal, `batch ${batchId} aborted: ${reason.detail}`)
+            : job.signal(batchBudgetSpentSignal, `${formatUsd(spentUsd())} of ${formatUsd(input.maxBudgetUsd ?? 0)}`);
+        // A job that ended meanwhile cannot be signalled; its end is already on its way.
+        return sent.catch(() => undefined);
+      }),
+    );
+  };
+
+  const taskAt = async (index: number): Promise<{ spec: BatchTaskSpec; prior: PriorTaskRun | undefined }> => {
+    if (!page || index < page.from || index >= page.from + page.specs.length) {
+      const from = index - (index % PAGE_SIZE);
+      const specs =
+        'inline' in input.tasks
+          ? input.tasks.inline.slice(from, from + PAGE_SIZE)
+          : await storeActivities.loadBatchTasks({ ref: input.tasks.ref, from, count: PAGE_SIZE });
+      const priors = await storeActivities.priorTaskRuns({ batchId, ids: specs.map((spec) => spec.id) });
+      page = { from, specs, priors: new Map(priors.map((prior) => [prior.id, prior])) };
+    }
+    const spec = page.specs[index - page.from];
+    if (!spec) throw ApplicationFailure.nonRetryable(`batch ${batchId} has no task ${index + 1} of ${total}`);
+    return { spec, prior: page.priors.get(spec.id) };
+  };
+
+  const childFinished = (id: string, result: Promise<Terminal>): void => {
+    result.then(
+      (terminal) => ended.push(summaryOf(id, terminal)),
+      (error: unknown) => ended.push(failedSummary(id, error)),
+    );
+  };
+
+  const startJob = async (spec: BatchTaskSpec, resumeFrom?: SessionInput['resumeFrom']): Promise<void> => {
+    let sessionInput: SessionInput = {
+      ...spec.input,
+      batch: { batchId, taskId: spec.id, reportCost: input.maxBudgetUsd !== undefined },
+      ...(resumeFrom ? { resumeFrom, prompt: CONTINUE_PROMPT } : {}),
+    };
+    if (spec.worktree) {
+      try {
+        const made = await worktreeActivities.prepareWorktree({ batchId, taskId: spec.id, ...spec.worktree });
+        sessionInput = { ...sessionInput, workspace: made.workspace };
+      } catch (error) {
+        ended.push({
+          id: spec.id,
+          outcome: 'setup_failed',
+          turns: 0,
+          costUsd: 0,
+          durationMs: 0,
+          detail: failureText(error),
+        });
+        running.set(spec.id, { id: spec.id, costUsd: 0 });
+        return;
+      }
+    }
+    const withAttributes = workflowInfo().typedSearchAttributes.get(OUTCOME_KEY) !== undefined;
+    try {
+      const child = await startChild('agentSession', {
+        workflowId: taskJobId(batchId, spec.id),
+        args: [sessionInput],
+        // The jobs outlive a run of the batch (continue-as-new, an abort of the batch alone).
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+        ...(withAttributes ? { typedSearchAttributes: startSearchAttributes(sessionInput) } : {}),
+      });
+      running.set(spec.id, { id: spec.id, costUsd: 0 });
+      childFinished(spec.id, child.result() as Promise<Terminal>);
+    } catch (error) {
+      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+      // Started meanwhile by someone else (`run --job-id <batch>/<task>`): wait for it as it is.
+      running.set(spec.id, { id: spec.id, costUsd: 0, adopted: true });
+    }
+  };
+
+  /** Start, adopt, skip or continue the task, as an earlier run left it. */
+  const takeTask = async (spec: BatchTaskSpec, prior: PriorTaskRun | undefined): Promise<void> => {
+    if (prior?.state === 'running') {
+      running.set(spec.id, { id: spec.id, costUsd: 0, adopted: true });
+    } else if (prior?.state === 'ended' && taskFinished(prior.summary)) {
+      totals = { ...addSummary(totals, prior.summary), skipped: totals.skipped + 1 };
+    } else if (prior?.state === 'ended') {
+      totals = { ...totals, continued: totals.continued + 1 };
+      await startJob(
+        spec,
+        prior.transcript
+          ? { source: `job ${taskJobId(batchId, spec.id)} (${prior.summary.outcome})`, transcript: prior.transcript }
+          : undefined,
+      );
+    } else {
+      await startJob(spec);
+    }
+  };
+
+  /** Watch the jobs an earlier run started, one activity at a time, until one of them ends. */
+  const watchAdopted = (): void => {
+    const ids = [...running.values()].filter((task) => task.adopted).map((task) => task.id);
+    if (watching || ids.length === 0) return;
+    watching = true;
+    waitActivities.awaitTaskRuns({ batchId, ids }).then(
+      (runs) => {
+        watching = false;
+        for (const run of runs) {
+          if (run.state === 'ended') ended.push(run.summary);
+          else if (run.state === 'none') ended.push(vanished(run.id));
+        }
+      },
+      () => {
+        watching = false;
+      },
+    );
+  };
+
+  const historyFull = () => {
+    const info = workflowInfo();
+    return info.continueAsNewSuggested || info.historyLength > (input.historyEventLimit ?? HISTORY_EVENT_LIMIT);
+  };
+
+  for (;;) {
+    budgetSpent();
+    await sendStops();
+    while (!stop && running.size < input.concurrency && next < total) {
+      const { spec, prior } = await taskAt(next);
+      next += 1;
+      await takeTask(spec, prior);
+      budgetSpent();
+    }
+    if (running.size === 0 && (stop || next >= total)) break;
+    await sendStops();
+    watchAdopted();
+    const stopBefore = stop?.reason;
+    await condition(
+      () =>
+        ended.length > 0 ||
+        stop?.reason !== stopBefore ||
+        (!watching && [...running.values()].some((task) => task.adopted)) ||
+        historyFull(),
+    );
+    for (const summary of ended.splice(0)) {
+      if (!running.delete(summary.id)) continue;
+      totals = addSummary(totals, summary);
+    }
+    if (historyFull()) {
+      await condition(allHandlersFinished);
+      return continueAsNew<typeof agentBatch>({
+        ...input,
+        carry: {
+          next,
+          running: [...running.values()].map((task) => ({ id: task.id, costUsd: task.costUsd, adopted: true })),
+          totals,
+          startedAtMs,
+          ...(stop ? { stop } : {}),
+          stopSent: [...stopSent],
+        },
+      });
+    }
+  }
+
+  const terminal: BatchTerminal = {
+    reason: stop?.reason ?? 'completed',
+    ...(stop ? { detail: stop.detail } : {}),
+    tasks: total,
+    notStarted: total - next,
+    outcomes: totals.outcomes,
+    turns: totals.turns,
+    costUsd: totals.costUsd,
+    durationMs: Date.now() - startedAtMs,
+    skipped: totals.skipped,
+    continued: totals.continued,
+    ...(input.maxBudgetUsd !== undefined ? { maxBudgetUsd: input.maxBudgetUsd } : {}),
+  };
+  if (workflowInfo().typedSearchAttributes.get(OUTCOME_KEY) !== undefined) {
+    upsertSearchAttributes([{ key: OUTCOME_KEY, value: terminal.reason }]);
+  }
+  return terminal;
+}
+
+/** A child job that ended without a Terminal: terminated, failed, timed out. */
+function failedSummary(id: string, error: unknown): TaskSummary {
+  const cause = error instanceof ChildWorkflowFailure ? error.cause : undefined;
+  const name = cause?.name ?? '';
+  const outcome: TaskSummary['outcome'] = /Terminated/.test(name)
+    ? 'terminated'
+    : /Cancel/.test(name)
+      ? 'cancelled'
+      : /Timeout/.test(name)
+        ? 'timed_out'
+        : 'failed';
+  return { id, outcome, turns: 0, costUsd: 0, durationMs: 0, detail: failureText(error) };
+}
+
+/** A job an earlier run started that is gone now (deleted by retention): counted as failed. */
+function vanished(id: string): TaskSummary {
+  return { id, outcome: 'failed', turns: 0, costUsd: 0, durationMs: 0, detail: 'its job is no longer on the server' };
+}
+
+function failureText(error: unknown): string {
+  const inner = error instanceof ActivityFailure || error instanceof ChildWorkflowFailure ? error.cause : error;
+  return inner instanceof Error ? inner.message : String(inner);
+}

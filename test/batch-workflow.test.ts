@@ -1,0 +1,130 @@
+/**
+ * The batch workflow against a real dev server and worker: concurrency, deterministic job ids,
+ * the batch budget, abort, a rerun that skips finished tasks and continues stopped ones from their
+ * conversation, and continue-as-new with jobs still running.
+ */
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { BatchInput, BatchSnapshot, BatchTerminal } from '../src/shared/batch';
+import { BATCH_BUDGET_DETAIL, taskJobId } from '../src/shared/batch';
+import type { Terminal } from '../src/shared/terminal';
+import { batchSnapshotQuery } from '../src/workflows/batch-definitions';
+import { effectLines, peakConcurrentTasks, scriptedBatch } from './support/batch';
+import { makeWorkspace, startTemporal, startWorker, tempDir, uniqueTaskQueue, waitFor } from './support/harness';
+import type { ScriptedModelServer } from './support/harness';
+
+jest.setTimeout(180_000);
+
+describe('workflow: batch', () => {
+  let env: TestWorkflowEnvironment;
+  const cleanups: Array<() => Promise<void>> = [];
+
+  beforeAll(async () => {
+    env = await startTemporal();
+  });
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+  afterAll(async () => {
+    await env?.teardown();
+  });
+
+  async function withBatch(name: string, count: number, options: Parameters<typeof scriptedBatch>[2] = {}) {
+    const workspace = makeWorkspace({});
+    const batch = await scriptedBatch(workspace, count, { prefix: name, ...options });
+    const taskQueue = uniqueTaskQueue(name);
+    // The router stands in for one model server: the worker only needs its URL.
+    const { worker, done } = await startWorker(env, batch.router as unknown as ScriptedModelServer, {
+      taskQueue,
+      storeDir: tempDir('store'),
+    });
+    cleanups.push(async () => {
+      worker.shutdown();
+      await done;
+      await batch.close();
+    });
+    const batchId = `${name}-${Date.now()}`;
+    const start = (input: Omit<BatchInput, 'tasks'> & Partial<Pick<BatchInput, 'tasks'>>) =>
+      env.client.workflow.start('agentBatch', {
+        workflowId: batchId,
+        taskQueue,
+        args: [{ tasks: { inline: batch.tasks }, ...input } satisfies BatchInput],
+      });
+    return { batch, batchId, start };
+  }
+
+  const jobResult = (batchId: string, taskId: string) =>
+    env.client.workflow.getHandle(taskJobId(batchId, taskId)).result() as Promise<Terminal>;
+
+  test('runs every task once as a child job <batch>/<task>, never more than the concurrency at a time', async () => {
+    const { batch, batchId, start } = await withBatch('batch-run', 6, { chunkDelayMs: 40 });
+    const handle = await start({ concurrency: 2 });
+    const terminal = (await handle.result()) as BatchTerminal;
+
+    expect(terminal).toMatchObject({ reason: 'completed', tasks: 6, notStarted: 0, skipped: 0, continued: 0 });
+    expect(terminal.outcomes).toEqual({ completed: 6 });
+    expect(terminal.turns).toBe(12);
+    expect(effectLines(batch.effects)).toEqual(['t1 0', 't2 0', 't3 0', 't4 0', 't5 0', 't6 0']);
+    expect(peakConcurrentTasks(batch.router)).toBe(2);
+    for (const id of ['t1', 't6']) {
+      expect(await jobResult(batchId, id)).toMatchObject({ reason: 'completed', finalText: `done ${id}` });
+    }
+  });
+
+  test('a batch budget starts no further task once spent and stops the running ones at their next model call', async () => {
+    const { batchId, start } = await withBatch('batch-budget', 5, { turns: 4, dollars: true });
+    const handle = await start({ concurrency: 2, maxBudgetUsd: 2.5 });
+    const terminal = (await handle.result()) as BatchTerminal;
+
+    expect(terminal.reason).toBe('budget_exhausted');
+    expect(terminal.detail).toContain(BATCH_BUDGET_DETAIL);
+    expect(terminal.notStarted).toBe(3);
+    expect(terminal.outcomes).toEqual({ budget_exhausted: 2 });
+    // Each call costs $1: the batch goes over by at most the calls already under way when it noticed.
+    expect(terminal.costUsd).toBeGreaterThanOrEqual(2.5);
+    expect(terminal.costUsd).toBeLessThanOrEqual(6);
+    const first = await jobResult(batchId, 't1');
+    expect(first.reason).toBe('budget_exhausted');
+    expect(first.detail).toMatch(new RegExp(`^${BATCH_BUDGET_DETAIL}`));
+    // Never the fifth call (the answer): stopped part-way.
+    expect(first.turnCount).toBeLessThan(5);
+  });
+
+  test('abort stops the running jobs and starts no more; a rerun skips nothing finished and continues the stopped ones', async () => {
+    const { batch, batchId, start } = await withBatch('batch-abort', 4, { chunkDelayMs: 300 });
+    const handle = await start({ concurrency: 2 });
+    await waitFor(async () => (batch.router.calls.length >= 2 ? true : undefined), 30_000, 'two tasks streaming');
+    const running: BatchSnapshot = await handle.query(batchSnapshotQuery);
+    expect(running).toMatchObject({ tasks: 4, next: 2, concurrency: 2 });
+    expect(running.running.map((task) => task.id).sort()).toEqual(['t1', 't2']);
+    await handle.signal('abort', 'enough for tonight');
+    const aborted = (await handle.result()) as BatchTerminal;
+    expect(aborted).toMatchObject({ reason: 'aborted', detail: 'enough for tonight', notStarted: 2 });
+    expect(Object.keys(aborted.outcomes).every((outcome) => outcome.startsWith('aborted'))).toBe(true);
+    expect((await jobResult(batchId, 't1')).detail).toContain(`batch ${batchId} aborted`);
+
+    // The same batch again: the two stopped tasks go on from their conversation, the rest start.
+    const rerun = await start({ concurrency: 2 });
+    const terminal = (await rerun.result()) as BatchTerminal;
+    expect(terminal).toMatchObject({ reason: 'completed', notStarted: 0, continued: 2, skipped: 0 });
+    expect(terminal.outcomes).toEqual({ completed: 4 });
+    expect(effectLines(batch.effects)).toEqual(['t1 0', 't2 0', 't3 0', 't4 0']);
+    const continued = await jobResult(batchId, 't1');
+    expect(continued).toMatchObject({ reason: 'completed', finalText: 'done t1' });
+    // A third run finds every task finished and runs nothing.
+    const callsBefore = batch.router.calls.length;
+    const third = (await (await start({ concurrency: 2 })).result()) as BatchTerminal;
+    expect(third).toMatchObject({ reason: 'completed', skipped: 4, continued: 0, outcomes: { completed: 4 } });
+    expect(batch.router.calls.length).toBe(callsBefore);
+  });
+
+  test('continues as new while jobs run, and still sees each one end', async () => {
+    const { batch, batchId, start } = await withBatch('batch-can', 6, { chunkDelayMs: 60 });
+    const handle = await start({ concurrency: 2, historyEventLimit: 20 });
+    const terminal = (await handle.result()) as BatchTerminal;
+    expect(terminal).toMatchObject({ reason: 'completed', tasks: 6, notStarted: 0 });
+    expect(terminal.outcomes).toEqual({ completed: 6 });
+    expect(effectLines(batch.effects)).toHaveLength(6);
+    const first = await env.client.workflow.getHandle(batchId, handle.firstExecutionRunId).describe();
+    expect(first.status.name).toBe('CONTINUED_AS_NEW');
+  });
+});
