@@ -15,6 +15,7 @@ import {
   snapshotQuery,
   userMessageSignal,
 } from '../workflows/definitions';
+import { addBatchCommands } from './batch-command';
 import { explainCliError } from './cli-errors';
 import { pendingApprovalFor } from './approvals';
 import { listJobs, parseOutcome } from './job-list';
@@ -367,6 +368,8 @@ export function buildProgram(): Command {
         printResult(jobId, ended, format, streamJson, format === 'text');
       });
     });
+
+  addBatchCommands(program);
 
   program
     .command('approve')

@@ -28,3 +28,22 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv, stdin = ''): Prom
     child.stdin.end(stdin);
   });
 }
+
+/** The CLI started in its own process, for a test that kills it part-way (`child.kill('SIGKILL')`). */
+export function startCli(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): { child: import('node:child_process').ChildProcess; done: Promise<CliResult>; output(): string } {
+  const child = spawn(
+    process.execPath,
+    ['-r', 'ts-node/register/transpile-only', path.join(root, 'src/client/cli.ts'), ...args],
+    { cwd: root, env },
+  );
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  child.stdin.end();
+  const done = new Promise<CliResult>((resolve) => child.on('exit', (code) => resolve({ code, stdout, stderr })));
+  return { child, done, output: () => stdout + stderr };
+}

@@ -1,0 +1,318 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { defaultPayloadConverter, WorkflowNotFoundError } from '@temporalio/common';
+import type { Payload } from '@temporalio/common';
+import { InvalidArgumentError } from 'commander';
+import { FileContentStore } from '../activities/store/content-store';
+import { taskJobId } from '../shared/batch';
+import type { BatchInput, BatchSnapshot, BatchTaskSpec, BatchTerminal } from '../shared/batch';
+import { formatUsd } from '../shared/pricing';
+import { MAX_INLINE_RESUME_CHARS } from '../shared/session';
+import type { Terminal } from '../shared/terminal';
+import { batchSnapshotQuery } from '../workflows/batch-definitions';
+import { abortSignal } from '../workflows/definitions';
+import { COST_KEY, OUTCOME_KEY, TURNS_KEY } from '../workflows/search-attributes';
+import type { agentBatch } from '../workflows/batch';
+import { storeDir, temporalTargetFromEnv } from './config';
+import { exportTranscript } from './export';
+import { startWithSearchAttributes } from './job-attributes';
+
+export type BatchHandle = WorkflowHandle<typeof agentBatch>;
+
+/** The most tasks that travel in the batch's own input; more go to the content store (as large resumed conversations do). */
+const MAX_INLINE_TASK_CHARS = MAX_INLINE_RESUME_CHARS;
+
+/** What `batch` did: started the batch, found it running (a rerun while it runs), or started a rerun of an ended one. */
+export type BatchStart = { kind: 'started' | 'attached' | 'rerun'; handle: BatchHandle };
+
+/**
+ * Start the batch, or attach to it when it is running (a client killed half-way runs the same
+ * command again). A batch that ended is started again under the same id: its new run skips the
+ * tasks the earlier run finished and continues the ones it left stopped.
+ */
+export async function startBatch(
+  client: Client,
+  batchId: string,
+  tasks: BatchTaskSpec[],
+  options: { concurrency: number; maxBudgetUsd?: number; taskQueue: string; tasksFile: string },
+  env: NodeJS.ProcessEnv,
+  say: (line: string) => void,
+): Promise<BatchStart> {
+  const existing = await client.workflow
+    .getHandle<typeof agentBatch>(batchId)
+    .describe()
+    .then((description) => description.status.name)
+    .catch((error: unknown) => {
+      if (error instanceof WorkflowNotFoundError) return undefined;
+      throw error;
+    });
+  if (existing === 'RUNNING') return { kind: 'attached', handle: client.workflow.getHandle(batchId) };
+  const input: BatchInput = {
+    tasks: await tasksSource(tasks, env, say),
+    concurrency: options.concurrency,
+    ...(options.maxBudgetUsd !== undefined ? { maxBudgetUsd: options.maxBudgetUsd } : {}),
+  };
+  try {
+    const handle = await startWithSearchAttributes(
+      { workspace: path.dirname(path.resolve(options.tasksFile)), model: tasks[0]?.input.model ?? '' },
+      client.options.namespace,
+      (attributes) =>
+        client.workflow.start<typeof agentBatch>('agentBatch', {
+          workflowId: batchId,
+          taskQueue: options.taskQueue,
+          args: [input],
+          workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+          workflowIdConflictPolicy: 'FAIL',
+          ...attributes,
+        }),
+      say,
+    );
+    return { kind: existing === undefined ? 'started' : 'rerun', handle };
+  } catch (error) {
+    // Started by another client between the look and the start: follow that one.
+    if (error instanceof WorkflowExecutionAlreadyStartedError) {
+      return { kind: 'attached', handle: client.workflow.getHandle(batchId) };
+    }
+    throw error;
+  }
+}
+
+async function tasksSource(
+  tasks: BatchTaskSpec[],
+  env: NodeJS.ProcessEnv,
+  say: (line: string) => void,
+): Promise<BatchInput['tasks']> {
+  const chars = JSON.stringify(tasks).length;
+  if (chars <= MAX_INLINE_TASK_CHARS) return { inline: tasks };
+  // The embedded server's workers use this machine's store; a cluster's must share it.
+  const ref = await new FileContentStore(storeDir(env)).put(tasks);
+  if (temporalTargetFromEnv(env)) {
+    say(
+      `· the tasks take ${Math.round(chars / 1024)} KiB, over the ${MAX_INLINE_TASK_CHARS / 1024} KiB that travel in ` +
+        `the batch's input: they were written to ${storeDir(env)}, which the workers must share`,
+    );
+  }
+  return { ref, count: tasks.length };
+}
+
+/** One task's line in `batch status` and `results.jsonl`. */
+export interface TaskRow {
+  task: string;
+  job: string;
+  outcome: string;
+  turns: number | null;
+  costUsd: number | null;
+  durationMs: number | null;
+}
+
+/** The tasks of a batch as its latest run's input has them. */
+export async function batchTasks(client: Client, batchId: string, env: NodeJS.ProcessEnv): Promise<BatchTaskSpec[]> {
+  const history = await client.workflow.getHandle(batchId).fetchHistory();
+  const payload = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+  if (!payload) throw new InvalidArgumentError(`batch ${batchId} has no input to read its tasks from`);
+  const input = defaultPayloadConverter.fromPayload<BatchInput>(payload as Payload);
+  if ('inline' in input.tasks) return input.tasks.inline;
+  return new FileContentStore(storeDir(env)).get<BatchTaskSpec[]>(input.tasks.ref);
+}
+
+/** The batch's Terminal when it has ended, its live view while it runs. */
+export async function batchState(
+  handle: BatchHandle,
+): Promise<
+  { ended: true; terminal: BatchTerminal } | { ended: false; snapshot: BatchSnapshot | undefined; status: string }
+> {
+  const description = await handle.describe();
+  const status = description.status.name;
+  if (status === 'COMPLETED') return { ended: true, terminal: await handle.result() };
+  if (status !== 'RUNNING') return { ended: false, snapshot: undefined, status };
+  const snapshot = await handle.query(batchSnapshotQuery).catch(() => undefined);
+  return { ended: false, snapshot, status };
+}
+
+/**
+ * Every task's row: its job's outcome, turns, cost and duration. Jobs are listed from Temporal's
+ * visibility (outcome, turns and cost are the job's search attributes); a closed job whose
+ * attributes are missing (a namespace without them) is asked for its Terminal.
+ */
+export async function taskRows(client: Client, batchId: string, tasks: BatchTaskSpec[]): Promise<TaskRow[]> {
+  // A rerun's job is a new run under the same id: the newest run of each id is the task's.
+  const jobs = new Map<string, TaskRow & { startedAt: number }>();
+  const query = `WorkflowId STARTS_WITH "${batchId.replace(/"/g, '\\"')}/" AND ExecutionStatus != 'ContinuedAsNew'`;
+  const byJob = new Map(tasks.map((task) => [taskJobId(batchId, task.id), task.id]));
+  for await (const info of client.workflow.list({ query, pageSize: 1000 })) {
+    const task = byJob.get(info.workflowId);
+    if (task === undefined) continue;
+    const known = jobs.get(task);
+    if (known && known.startedAt >= info.startTime.getTime()) continue;
+    const attributes = info.typedSearchAttributes;
+    const running = info.status.name === 'RUNNING';
+    let outcome: string = running ? 'running' : (attributes.get(OUTCOME_KEY) ?? info.status.name.toLowerCase());
+    let turns: number | null = running ? null : (attributes.get(TURNS_KEY) ?? null);
+    let costUsd: number | null = running ? null : (attributes.get(COST_KEY) ?? null);
+    if (info.status.name === 'COMPLETED' && (turns === null || outcome === 'running')) {
+      const terminal = (await client.workflow
+        .getHandle(info.workflowId, info.runId)
+        .result()
+        .catch(() => undefined)) as Terminal | undefined;
+      if (terminal) {
+        outcome = terminal.reason;
+        turns = terminal.turnCount;
+        costUsd = typeof terminal.totalCostUsd === 'number' ? terminal.totalCostUsd : null;
+      }
+    }
+    const durationMs = info.closeTime ? info.closeTime.getTime() - info.startTime.getTime() : null;
+    jobs.set(task, {
+      task,
+      job: info.workflowId,
+      outcome,
+      turns,
+      costUsd,
+      durationMs,
+      startedAt: info.startTime.getTime(),
+    });
+  }
+  return tasks.map(
+    (task) =>
+      rowOf(jobs.get(task.id)) ?? {
+        task: task.id,
+        job: taskJobId(batchId, task.id),
+        outcome: 'not started',
+        turns: null,
+        costUsd: null,
+        durationMs: null,
+      },
+  );
+}
+
+function rowOf(found: (TaskRow & { startedAt: number }) | undefined): TaskRow | undefined {
+  if (!found) return undefined;
+  const { startedAt: _startedAt, ...row } = found;
+  return row;
+}
+
+/** The table `batch status` prints. */
+export function formatRows(rows: TaskRow[]): string {
+  const header = ['task', 'outcome', 'turns', 'cost', 'duration'];
+  const cells = rows.map((row) => [
+    row.task,
+    row.outcome,
+    row.turns === null ? '-' : String(row.turns),
+    row.costUsd === null ? '-' : formatUsd(row.costUsd),
+    row.durationMs === null ? '-' : formatDuration(row.durationMs),
+  ]);
+  const widths = header.map((title, column) => Math.max(title.length, ...cells.map((cell) => cell[column]!.length)));
+  const line = (cell: string[]) =>
+    cell
+      .map((value, column) => (column >= 2 ? value.padStart(widths[column]!) : value.padEnd(widths[column]!)))
+      .join('  ')
+      .trimEnd();
+  return [line(header), ...cells.map(line)].join('\n');
+}
+
+export function formatDuration(ms: number): string {
+  const seconds = Math.round(ms / 1000);
+  if (seconds < 60) return `${seconds}s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes}m${String(seconds % 60).padStart(2, '0')}s`;
+  return `${Math.floor(minutes / 60)}h${String(minutes % 60).padStart(2, '0')}m`;
+}
+
+/** The batch's summary line(s): its Terminal, or where it stands while it runs. */
+export function formatBatchSummary(batchId: string, state: Awaited<ReturnType<typeof batchState>>): string {
+  if (state.ended) {
+    const t = state.terminal;
+    const outcomes = Object.entries(t.outcomes)
+      .map(([outcome, count]) => `${outcome} ${count}`)
+      .join(', ');
+    return [
+      `batch ${batchId} ${t.reason}${t.detail ? ` (${t.detail})` : ''}`,
+      `  tasks ${t.tasks}: ${outcomes || 'none ended'}${t.notStarted ? `; not started ${t.notStarted}` : ''}` +
+        `${t.skipped ? `; finished by an earlier run ${t.skipped}` : ''}${t.continued ? `; continued ${t.continued}` : ''}`,
+      `  turns ${t.turns} · cost ${formatUsd(t.costUsd)}${t.maxBudgetUsd !== undefined ? ` of ${formatUsd(t.maxBudgetUsd)}` : ''}` +
+        ` · ${formatDuration(t.durationMs)}`,
+    ].join('\n');
+  }
+  if (!state.snapshot) return `batch ${batchId} is ${state.status.toLowerCase()}`;
+  const s = state.snapshot;
+  const endedCount = Object.values(s.totals.outcomes).reduce((sum, count) => sum + count, 0);
+  return (
+    `batch ${batchId} running: ${endedCount}/${s.tasks} ended, ${s.running.length} running, ${s.tasks - s.next} waiting` +
+    ` · ${formatUsd(s.spentUsd)}${s.maxBudgetUsd !== undefined ? ` of ${formatUsd(s.maxBudgetUsd)}` : ''}` +
+    `${s.stop ? ` · stopping: ${s.stop.detail}` : ''}`
+  );
+}
+
+/** Follow a batch until it ends, a line each time a task ends; then its Terminal. */
+export async function followBatch(
+  handle: BatchHandle,
+  say: (line: string) => void,
+  pollMs = 1_000,
+): Promise<BatchTerminal> {
+  let last = '';
+  const result = handle.result();
+  let done = false;
+  void result.finally(() => {
+    done = true;
+  });
+  while (!done) {
+    const snapshot = await handle.query(batchSnapshotQuery).catch(() => undefined);
+    if (snapshot) {
+      const line = formatBatchSummary(handle.workflowId, { ended: false, snapshot, status: 'RUNNING' });
+      if (line !== last) say(line);
+      last = line;
+    }
+    await Promise.race([sleep(pollMs), result.catch(() => undefined)]);
+  }
+  return result;
+}
+
+/** `batch abort`: the batch stops starting tasks and aborts the running ones. */
+export async function abortBatch(client: Client, batchId: string, reason: string | undefined): Promise<void> {
+  const handle = client.workflow.getHandle(batchId);
+  const { status, type } = await handle.describe();
+  if (type !== 'agentBatch') {
+    throw new InvalidArgumentError(
+      `${batchId} is a job, not a batch: abort it with \`durable-agent abort ${batchId}\`.`,
+    );
+  }
+  if (status.name !== 'RUNNING') {
+    throw new InvalidArgumentError(`batch ${batchId} already ended (${status.name.toLowerCase()}); nothing to abort.`);
+  }
+  await handle.signal(abortSignal, reason);
+}
+
+/**
+ * `batch export`: every task's transcript as `<task>.jsonl` and `results.jsonl` (one row per task)
+ * in `dir`. Tasks without a transcript (not started, still running, ended before talking) get
+ * their row only.
+ */
+export async function exportBatch(
+  client: Client,
+  batchId: string,
+  dir: string,
+  env: NodeJS.ProcessEnv,
+): Promise<{ transcripts: number; rows: TaskRow[]; skipped: string[] }> {
+  const tasks = await batchTasks(client, batchId, env);
+  const rows = await taskRows(client, batchId, tasks);
+  fs.mkdirSync(dir, { recursive: true });
+  let transcripts = 0;
+  const skipped: string[] = [];
+  for (const row of rows) {
+    if (row.outcome === 'running' || row.outcome === 'not started') {
+      skipped.push(`${row.task} (${row.outcome})`);
+      continue;
+    }
+    try {
+      const { text } = await exportTranscript(client, row.job, env);
+      fs.writeFileSync(path.join(dir, `${row.task}.jsonl`), text);
+      transcripts += 1;
+    } catch (error) {
+      skipped.push(`${row.task} (${error instanceof Error ? error.message : String(error)})`);
+    }
+  }
+  fs.writeFileSync(path.join(dir, 'results.jsonl'), rows.map((row) => JSON.stringify(row)).join('\n') + '\n');
+  return { transcripts, rows, skipped };
+}

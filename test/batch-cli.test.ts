@@ -1,0 +1,162 @@
+/**
+ * `durable-agent batch` as its user meets it: the CLI and a worker in processes of their own
+ * against a dev server, production timeouts, both SIGKILLed half-way through a batch of 20 tasks
+ * and started again; then `batch status`, `batch export`, a rerun of the ended batch, and a tasks
+ * file with mistakes in it.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { effectLines, scriptedBatch } from './support/batch';
+import type { ScriptedBatch } from './support/batch';
+import { runCli, startCli } from './support/cli';
+import { makeWorkspace, spawnWorkerProcess, startTemporal, tempDir, uniqueTaskQueue, waitFor } from './support/harness';
+import type { WorkerProcess } from './support/harness';
+
+jest.setTimeout(300_000);
+
+describe('durable-agent batch (CLI, worker and dev server in processes of their own)', () => {
+  let env: TestWorkflowEnvironment;
+  let batch: ScriptedBatch;
+  const workers: WorkerProcess[] = [];
+  let home: string;
+  let dir: string;
+  let cliEnv: NodeJS.ProcessEnv;
+  const taskQueue = uniqueTaskQueue('cli-batch');
+  let tasksFile = '';
+
+  beforeAll(async () => {
+    env = await startTemporal();
+    const workspace = makeWorkspace({});
+    batch = await scriptedBatch(workspace, 20, { prefix: 'cli-batch', chunkDelayMs: 60 });
+    home = tempDir('batch-home');
+    dir = tempDir('batch-tasks');
+    tasksFile = path.join(dir, 'nightly.jsonl');
+    // Workspaces relative to the tasks file, as a user writes them.
+    fs.symlinkSync(workspace, path.join(dir, 'repo'));
+    fs.writeFileSync(
+      tasksFile,
+      batch.tasks
+        .map((task) => JSON.stringify({ id: task.id, prompt: task.input.prompt, workspace: 'repo' }))
+        .join('\n') + '\n',
+    );
+    cliEnv = {
+      ...process.env,
+      TEMPORAL_ADDRESS: env.address,
+      TEMPORAL_NAMESPACE: 'default',
+      DURABLE_AGENT_HOME: home,
+    };
+  });
+  afterAll(async () => {
+    for (const worker of workers) await worker.kill('SIGKILL');
+    await batch?.close();
+    await env?.teardown();
+  });
+
+  const spawnWorker = async () => {
+    const worker = await spawnWorkerProcess({ address: env.address, taskQueue, modelUrl: batch.router.url, home });
+    workers.push(worker);
+    return worker;
+  };
+  const args = () => [
+    'batch',
+    tasksFile,
+    '--concurrency',
+    '3',
+    '--task-queue',
+    taskQueue,
+    '--permission-mode',
+    'bypassPermissions',
+  ];
+
+  test('worker and client SIGKILLed half-way, started again: every task finishes once, no side effect repeated', async () => {
+    const first = await spawnWorker();
+    const client = startCli(args(), cliEnv);
+    await waitFor(
+      async () => (effectLines(batch.effects).length >= 8 ? true : undefined),
+      120_000,
+      '8 tasks to run',
+    ).catch((error: Error) => {
+      throw new Error(`${error.message}\nCLI: ${client.output()}\nworker: ${first.logs()}`);
+    });
+    client.child.kill('SIGKILL');
+    await first.kill('SIGKILL');
+    expect(client.output()).toContain('started batch nightly (20 tasks, 3 at a time)');
+    const killedWith = effectLines(batch.effects).length;
+    expect(killedWith).toBeLessThan(20);
+
+    await spawnWorker();
+    const again = await runCli(args(), cliEnv);
+    expect(again.stderr).toContain('batch nightly is running');
+    expect(again.code).toBe(0);
+    // Each task's line exactly once: nothing lost, nothing run twice.
+    expect(effectLines(batch.effects)).toEqual(batch.tasks.map((task) => `${task.id} 0`).sort());
+    expect(again.stderr).toMatch(/batch nightly completed/);
+    expect(again.stderr).toContain('tasks 20: completed 20');
+    // The table on stdout: one row per task, in the file's order.
+    const rows = again.stdout.trim().split('\n');
+    expect(rows[0]).toMatch(/^task\s+outcome\s+turns\s+cost\s+duration$/);
+    expect(rows.slice(1).map((row) => row.split(/\s+/).slice(0, 3))).toEqual(
+      batch.tasks.map((task) => [task.id, 'completed', '2']),
+    );
+  });
+
+  test('batch status --output-format json, batch export, and a rerun of the ended batch that runs nothing', async () => {
+    const status = await runCli(['batch', 'status', 'nightly', '--output-format', 'json'], cliEnv);
+    expect(status.code).toBe(0);
+    const parsed = JSON.parse(status.stdout) as {
+      reason: string;
+      outcomes: Record<string, number>;
+      task_rows: Array<{ task: string; outcome: string; turns: number }>;
+    };
+    expect(parsed).toMatchObject({ batch_id: 'nightly', reason: 'completed', outcomes: { completed: 20 } });
+    expect(parsed.task_rows).toHaveLength(20);
+    expect(parsed.task_rows.every((row) => row.outcome === 'completed' && row.turns === 2)).toBe(true);
+
+    const out = path.join(dir, 'export');
+    const exported = await runCli(['batch', 'export', 'nightly', '--output', out], cliEnv);
+    expect(exported.stderr).toContain(`wrote 20 transcripts and results.jsonl (20 tasks) to ${out}`);
+    expect(fs.readdirSync(out)).toHaveLength(21);
+    const results = fs.readFileSync(path.join(out, 'results.jsonl'), 'utf8').trim().split('\n');
+    expect(JSON.parse(results[0]!)).toMatchObject({ task: 't1', job: 'nightly/t1', outcome: 'completed' });
+    const transcript = fs.readFileSync(path.join(out, 't1.jsonl'), 'utf8');
+    expect(transcript).toContain('[chaos:cli-batch-t1]');
+
+    const calls = batch.router.calls.length;
+    const rerun = await runCli(args(), cliEnv);
+    expect(rerun.code).toBe(0);
+    expect(rerun.stderr).toContain('reran batch nightly');
+    expect(rerun.stderr).toContain('finished by an earlier run 20');
+    expect(batch.router.calls.length).toBe(calls);
+  });
+
+  test('a tasks file with mistakes is refused whole, each mistake with its line, and nothing starts', async () => {
+    const bad = path.join(dir, 'bad.jsonl');
+    fs.writeFileSync(
+      bad,
+      [
+        '{"id":"a","prompt":"Fix it","workspace":"repo"}',
+        '{"id":"a","prompt":"Again","workspace":"repo"}',
+        'not json',
+        '{"id":"b/c","prompt":"x","workspace":"repo"}',
+        '{"id":"d","prompt":"x"}',
+        '{"id":"f","prompt":"x","workspace":"repo","maxTurns":0}',
+        '',
+      ].join('\n'),
+    );
+    const result = await runCli(['batch', bad, '--task-queue', taskQueue], cliEnv);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('the tasks file');
+    expect(result.stderr).toContain('has 5 problems; nothing was started');
+    expect(result.stderr).toContain('bad.jsonl:2: task id "a" is also on line 1');
+    expect(result.stderr).toContain('bad.jsonl:3: not JSON');
+    expect(result.stderr).toContain('bad.jsonl:4: "id"');
+    expect(result.stderr).toContain('bad.jsonl:5: give either "workspace"');
+    expect(result.stderr).toContain('bad.jsonl:6: "maxTurns"');
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+    const unknown = await runCli(['batch', 'status', 'no-such-batch'], cliEnv);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('no-such-batch');
+    expect(unknown.stderr).not.toMatch(/\n\s+at /);
+  });
+});
