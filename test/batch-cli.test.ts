@@ -130,6 +130,63 @@ describe('durable-agent batch (CLI, worker and dev server in processes of their 
     expect(batch.router.calls.length).toBe(calls);
   });
 
+  test('a batch budget: no task starts once it is spent, the running ones stop at their next call, exit status 4', async () => {
+    if (!workers.some((worker) => worker.child.exitCode === null && worker.child.signalCode === null)) {
+      await spawnWorker();
+    }
+    const workspace = makeWorkspace({});
+    // Each call is 100,000 input tokens: $0.20 at the built-in price; each task would make 5.
+    const budget = await scriptedBatch(workspace, 5, {
+      prefix: 'cli-budget',
+      turns: 4,
+      dollars: true,
+      router: batch.router,
+    });
+    try {
+      const file = path.join(dir, 'budget.jsonl');
+      fs.writeFileSync(
+        file,
+        budget.tasks.map((task) => JSON.stringify({ id: task.id, prompt: task.input.prompt, workspace })).join('\n'),
+      );
+      const result = await runCli(
+        [
+          'batch',
+          file,
+          '--concurrency',
+          '2',
+          '--max-budget-usd',
+          '0.5',
+          '--task-queue',
+          taskQueue,
+          '--output-format',
+          'json',
+        ],
+        cliEnv,
+      );
+      expect(result.code).toBe(4);
+      const parsed = JSON.parse(result.stdout) as {
+        reason: string;
+        notStarted: number;
+        costUsd: number;
+        task_rows: Array<{ task: string; outcome: string }>;
+      };
+      expect(parsed).toMatchObject({ batch_id: 'budget', reason: 'budget_exhausted', notStarted: 3 });
+      expect(parsed.task_rows.map((row) => row.outcome)).toEqual([
+        'budget_exhausted',
+        'budget_exhausted',
+        'not started',
+        'not started',
+        'not started',
+      ]);
+      // At most one call per running task past the point the batch noticed ($0.80 spent by then):
+      // six calls of $0.20 in input, and a few output tokens.
+      expect(parsed.costUsd).toBeGreaterThanOrEqual(0.5);
+      expect(parsed.costUsd).toBeLessThan(1.21);
+    } finally {
+      await budget.close();
+    }
+  });
+
   test('a tasks file with mistakes is refused whole, each mistake with its line, and nothing starts', async () => {
     const bad = path.join(dir, 'bad.jsonl');
     fs.writeFileSync(

@@ -41,9 +41,11 @@ export async function scriptedBatch(
     dollars?: boolean;
     input?: Partial<BatchTaskSpec['input']>;
     prefix?: string;
+    /** Route through this router (another batch's) instead of a new one; closing leaves it open. */
+    router?: ModelRouter;
   } = {},
 ): Promise<ScriptedBatch> {
-  const router = await ModelRouter.start();
+  const router = options.router ?? (await ModelRouter.start());
   const servers = new Map<string, ScriptedModelServer>();
   const tasks: BatchTaskSpec[] = [];
   const effects = path.join(workspace, 'effects.log');
@@ -81,7 +83,7 @@ export async function scriptedBatch(
     tasks,
     effects,
     close: async () => {
-      await router.close();
+      if (!options.router) await router.close();
       await Promise.all([...servers.values()].map((server) => server.close()));
     },
   };
