@@ -3,6 +3,9 @@
  * the batch budget, abort, a rerun that skips finished tasks and continues stopped ones from their
  * conversation, and continue-as-new with jobs still running.
  */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { BatchInput, BatchSnapshot, BatchTerminal } from '../src/shared/batch';
 import { BATCH_BUDGET_DETAIL, taskJobId } from '../src/shared/batch';
@@ -18,7 +21,12 @@ describe('workflow: batch', () => {
   let env: TestWorkflowEnvironment;
   const cleanups: Array<() => Promise<void>> = [];
 
+  const worktrees = tempDir('worktrees');
+  const savedWorktrees = process.env.DURABLE_AGENT_WORKTREES;
+
   beforeAll(async () => {
+    // The in-process worker makes its clones here, not in the home directory.
+    process.env.DURABLE_AGENT_WORKTREES = worktrees;
     env = await startTemporal();
   });
   afterEach(async () => {
@@ -26,6 +34,8 @@ describe('workflow: batch', () => {
   });
   afterAll(async () => {
     await env?.teardown();
+    if (savedWorktrees === undefined) delete process.env.DURABLE_AGENT_WORKTREES;
+    else process.env.DURABLE_AGENT_WORKTREES = savedWorktrees;
   });
 
   async function withBatch(name: string, count: number, options: Parameters<typeof scriptedBatch>[2] = {}) {
@@ -126,5 +136,38 @@ describe('workflow: batch', () => {
     expect(effectLines(batch.effects)).toHaveLength(6);
     const first = await env.client.workflow.getHandle(batchId, handle.firstExecutionRunId).describe();
     expect(first.status.name).toBe('CONTINUED_AS_NEW');
+  });
+
+  test('a task from a repo and ref runs in a fresh clone at that ref; a ref that does not exist ends the task, not the batch', async () => {
+    const repo = makeWorkspace({ VERSION: 'one\n' });
+    const git = (...args: string[]) =>
+      execFileSync('git', ['-C', repo, '-c', 'user.email=t@example.com', '-c', 'user.name=t', ...args], {
+        encoding: 'utf8',
+      });
+    git('init', '-q');
+    git('add', '.');
+    git('commit', '-qm', 'one');
+    git('tag', 'v1');
+    fs.writeFileSync(path.join(repo, 'VERSION'), 'two\n');
+    git('commit', '-qam', 'two');
+    const { batch, batchId, start } = await withBatch('batch-repo', 2);
+    const [first, second] = batch.tasks;
+    const tasks = [
+      { ...first!, input: { ...first!.input, workspace: '' }, worktree: { repo, ref: 'v1' } },
+      { ...second!, input: { ...second!.input, workspace: '' }, worktree: { repo, ref: 'no-such-ref' } },
+    ];
+    const terminal = (await (await start({ concurrency: 2, tasks: { inline: tasks } })).result()) as BatchTerminal;
+    expect(terminal.outcomes).toEqual({ completed: 1, setup_failed: 1 });
+    const clone = path.join(worktrees, batchId, 't1');
+    // The task's Bash ran in the clone, at the tag, and the source repository is untouched.
+    expect(fs.readFileSync(path.join(clone, 'VERSION'), 'utf8')).toBe('one\n');
+    expect(fs.readFileSync(path.join(clone, 'effects.log'), 'utf8')).toBe('t1 0\n');
+    expect(fs.existsSync(path.join(repo, 'effects.log'))).toBe(false);
+    expect(fs.existsSync(path.join(worktrees, batchId, 't2'))).toBe(false);
+    // The task whose clone failed still has its job, which says why: status and reruns see it.
+    expect(await jobResult(batchId, 't2')).toMatchObject({
+      reason: 'setup_failed',
+      detail: expect.stringContaining('has no branch, tag or commit "no-such-ref"'),
+    });
   });
 });

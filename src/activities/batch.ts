@@ -118,18 +118,39 @@ export async function prepareWorktree(
   await fs.mkdir(path.dirname(workspace), { recursive: true });
   try {
     await run('git', ['clone', '--quiet', '--no-checkout', input.repo, workspace], { timeout: 10 * 60_000 });
-    await run('git', ['-C', workspace, 'checkout', '--quiet', '--detach', input.ref], { timeout: 10 * 60_000 });
   } catch (error) {
     await fs.rm(workspace, { recursive: true, force: true });
     const stderr = String((error as { stderr?: string }).stderr ?? (error as Error).message).trim();
     throw ApplicationFailure.create({
-      message: `could not make the workspace of task ${input.taskId} from ${input.repo} at ${input.ref}: ${stderr}`,
+      message: `could not clone ${input.repo} for task ${input.taskId}: ${stderr}`,
       type: 'worktree_failed',
-      nonRetryable: /not found|does not exist|did not match|unknown revision|not a git repository/i.test(stderr),
+      nonRetryable: /not found|does not exist|not a git repository/i.test(stderr),
     });
   }
+  // A branch of the source repository is a remote branch of the clone; a tag or commit is itself.
+  const commit = await firstCommit(workspace, [input.ref, `origin/${input.ref}`]);
+  if (commit === undefined) {
+    await fs.rm(workspace, { recursive: true, force: true });
+    throw ApplicationFailure.create({
+      message: `task ${input.taskId}: ${input.repo} has no branch, tag or commit "${input.ref}"`,
+      type: 'worktree_failed',
+      nonRetryable: true,
+    });
+  }
+  await run('git', ['-C', workspace, 'checkout', '--quiet', '--detach', commit], { timeout: 10 * 60_000 });
   await fs.writeFile(done, `${input.ref}\n`);
   return { workspace: await fs.realpath(workspace) };
+}
+
+async function firstCommit(repo: string, candidates: string[]): Promise<string | undefined> {
+  for (const candidate of candidates) {
+    const found = await run('git', ['-C', repo, 'rev-parse', '--verify', '--quiet', `${candidate}^{commit}`]).then(
+      ({ stdout }) => stdout.trim(),
+      () => undefined,
+    );
+    if (found) return found;
+  }
+  return undefined;
 }
 
 async function exists(file: string): Promise<boolean> {

@@ -115,6 +115,8 @@ export interface BatchMembership {
   taskId: string;
   /** The batch has a budget: report the job's cost before each model call. */
   reportCost: boolean;
+  /** The task's workspace could not be made (its clone failed): the job ends `setup_failed` with this. */
+  setupError?: string;
 }
 
 /** A task id: letters, digits, `.`, `_` and `-`, so `<batch>/<task>` stays a readable job id. */

@@ -169,9 +169,10 @@ export async function agentBatch(input: BatchInput): Promise<BatchTerminal> {
   };
 
   const startJob = async (spec: BatchTaskSpec, resumeFrom?: SessionInput['resumeFrom']): Promise<void> => {
+    const membership = { batchId, taskId: spec.id, reportCost: input.maxBudgetUsd !== undefined };
     let sessionInput: SessionInput = {
       ...spec.input,
-      batch: { batchId, taskId: spec.id, reportCost: input.maxBudgetUsd !== undefined },
+      batch: membership,
       ...(resumeFrom ? { resumeFrom, prompt: CONTINUE_PROMPT } : {}),
     };
     if (spec.worktree) {
@@ -179,16 +180,12 @@ export async function agentBatch(input: BatchInput): Promise<BatchTerminal> {
         const made = await worktreeActivities.prepareWorktree({ batchId, taskId: spec.id, ...spec.worktree });
         sessionInput = { ...sessionInput, workspace: made.workspace };
       } catch (error) {
-        ended.push({
-          id: spec.id,
-          outcome: 'setup_failed',
-          turns: 0,
-          costUsd: 0,
-          durationMs: 0,
-          detail: failureText(error),
-        });
-        running.set(spec.id, { id: spec.id, costUsd: 0 });
-        return;
+        // The job still starts, and ends setup_failed saying why: status, export and reruns see it as any task.
+        sessionInput = {
+          ...sessionInput,
+          workspace: spec.worktree.repo,
+          batch: { ...membership, setupError: failureText(error) },
+        };
       }
     }
     const withAttributes = workflowInfo().typedSearchAttributes.get(OUTCOME_KEY) !== undefined;

@@ -116,6 +116,8 @@ export async function prepareSession(
       },
     };
   }
+  // A batch task whose workspace could not be made (a clone that failed) ends here, saying why.
+  if (input.batch?.setupError !== undefined) return { kind: 'failed', detail: input.batch.setupError };
   try {
     const { ref } = await activities.buildSystemPrompt({
       workspace: input.workspace,
