@@ -10,7 +10,8 @@ import path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import type { Worker, WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import type { AgentWorker } from '../src/worker/agent-worker';
 import { findTemporalBinary } from '../src/client/temporal-binary';
 import type { SessionInput } from '../src/shared/session';
 import { createWorker } from '../src/worker/create-worker';
@@ -172,7 +173,7 @@ export async function startInProcessWorker(options: {
   storeDir: string;
   bundle: WorkflowBundleWithSourceMap;
   anthropic: Anthropic;
-}): Promise<{ worker: Worker; done: Promise<void> }> {
+}): Promise<{ worker: AgentWorker; done: Promise<void> }> {
   const worker = await createWorker({
     connection: options.env.nativeConnection,
     taskQueue: options.taskQueue,

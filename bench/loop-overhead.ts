@@ -106,7 +106,7 @@ async function main(): Promise<void> {
       extraArgs: ['--log-level', 'error', ...SERVER_ARGS],
     },
   });
-  const workers: Array<{ worker: Worker; done: Promise<void> }> = [];
+  const workers: Array<{ worker: { shutdown(): void }; done: Promise<void> }> = [];
   try {
     const agentWorker = await createWorker({
       connection: env.nativeConnection,

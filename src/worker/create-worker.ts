@@ -5,6 +5,8 @@ import type { ActivityInterceptorsFactory, WorkflowBundleWithSourceMap } from '@
 import { createActivities } from '../activities';
 import type { ActivityDeps } from '../activities';
 import { DEFAULT_TASK_QUEUE } from '../workflows/definitions';
+import { modelTaskQueue } from '../shared/task-queues';
+import { AgentWorker } from './agent-worker';
 import { packageRoot } from './package-root';
 import { SHUTDOWN_FORCE_MARGIN_MS } from './shutdown-grace';
 
@@ -25,7 +27,43 @@ export interface WorkerOptions {
   shutdownGraceMs?: number;
   /** Activity interceptors, e.g. the in-flight record of `inflight.ts`. */
   activityInterceptors?: ActivityInterceptorsFactory[];
+  /** Slots for tools, hooks and set-up activities on the job's queue (default {@link DEFAULT_TOOL_CONCURRENCY}). */
+  toolConcurrency?: number;
+  /** Slots for model calls on the model queue (default {@link DEFAULT_MODEL_CONCURRENCY}). */
+  modelConcurrency?: number;
+  /**
+   * Model calls started per second on the model queue, across every worker that polls it: the
+   * server enforces it (`maxTaskQueueActivitiesPerSecond`). Unset: no limit. Workers of one queue
+   * should agree; the last one to poll sets it.
+   */
+  modelRatePerSecond?: number;
+  /** Workflow-side knobs for many concurrent jobs on one worker; Temporal's defaults when unset. */
+  workflowTuning?: WorkflowTuning;
 }
+
+/** Passed to the main worker as they are (see the Temporal worker options of the same names). */
+export interface WorkflowTuning {
+  maxCachedWorkflows?: number;
+  maxConcurrentWorkflowTaskExecutions?: number;
+  /** The most workflow task polls at once (`maxConcurrentWorkflowTaskPolls`). */
+  workflowTaskPollers?: number;
+}
+
+/**
+ * Slots for tools and hooks: they use the CPU and child processes, so a worker runs a few dozen
+ * at once, whatever the model calls are doing.
+ */
+export const DEFAULT_TOOL_CONCURRENCY = 32;
+
+/**
+ * Slots for model calls: each waits on the network for its whole reply (a minute, often), using
+ * next to no CPU, so a worker holds many; the API's own limits are better kept with
+ * `modelRatePerSecond`, which holds across all workers.
+ */
+export const DEFAULT_MODEL_CONCURRENCY = 200;
+
+/** The activities the model queue's worker runs: the ones that call the model. */
+export const MODEL_ACTIVITY_NAMES = ['callModel', 'compactConversation'] as const;
 
 /** The prebuilt workflow bundle (`npm run build`), so a worker starts in a second, not ten. */
 export function prebuiltBundlePath(): string {
@@ -54,13 +92,21 @@ let bundlePromise: Promise<WorkflowBundleWithSourceMap> | undefined;
  * answer) within about a second. The cost: an activity that heartbeats often
  * sends at most 2 RecordActivityTaskHeartbeat calls a second (a streaming model call: 2 a second
  * while text arrives, 1 every 5 s while the model thinks; Bash: 1 a second), so a worker with all
- * 32 activity slots busy sends at most 64 a second. On Temporal Cloud each heartbeat that reaches
- * the server is a billable action: about 2 per second of streamed reply.
+ * its slots busy (32 tool slots, 200 model-call slots by default) sends at most 464 a second. On
+ * Temporal Cloud each heartbeat that reaches the server is a billable action: about 2 per second
+ * of streamed reply. Both of a worker's Temporal Workers use this throttle; on one dev server
+ * heartbeats are a large share of the server's work (bench/README.md, saturation).
  */
 export const HEARTBEAT_THROTTLE_MS = 500;
 
-/** A worker that runs `agentSession` workflows and their activities. */
-export async function createWorker(options: WorkerOptions): Promise<Worker> {
+/**
+ * A worker that runs `agentSession` workflows and their activities: two Temporal Workers on one
+ * connection, started and stopped together (`AgentWorker`). The main one polls `taskQueue` for
+ * workflow tasks, tools, hooks and set-up activities (and the model calls of jobs that started
+ * before `MODEL_TASK_QUEUE_PATCH`); the other polls `modelTaskQueue(taskQueue)` for model calls,
+ * so a streaming reply never holds a tool slot.
+ */
+export async function createWorker(options: WorkerOptions): Promise<AgentWorker> {
   // Compiled code uses the bundle built beside it; TypeScript run from source (tests, ts-node)
   // bundles its own sources, so it never runs a stale build.
   const prebuilt = prebuiltBundlePath();
@@ -70,19 +116,17 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     options.workflowBundle ??
     (fromEnv ? { codePath: fromEnv } : undefined) ??
     (runningCompiled && fs.existsSync(prebuilt) ? { codePath: prebuilt } : await (bundlePromise ??= bundleWorkflows()));
-  return Worker.create({
+  const taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUE;
+  const activities = createActivities(options.activities);
+  const modelActivities = Object.fromEntries(MODEL_ACTIVITY_NAMES.map((name) => [name, activities[name]]));
+  const common = {
     connection: options.connection,
     namespace: options.namespace ?? 'default',
-    taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
-    workflowBundle,
-    activities: createActivities(options.activities),
     ...(options.identity ? { identity: options.identity } : {}),
     ...(options.activityInterceptors ? { interceptors: { activity: options.activityInterceptors } } : {}),
-    // Tools and model calls wait on the network and child processes, not the CPU.
-    maxConcurrentActivityTaskExecutions: 32,
     maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE_MS,
     defaultHeartbeatThrottleInterval: HEARTBEAT_THROTTLE_MS,
-    // On shutdown the worker stops polling at once and lets running tools finish within the grace
+    // On shutdown the worker stops polling at once and lets running calls finish within the grace
     // time; then it cancels them, and gives up on any that do not stop SHUTDOWN_FORCE_MARGIN_MS later.
     ...(options.shutdownGraceMs
       ? {
@@ -90,7 +134,30 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
           shutdownForceTime: options.shutdownGraceMs + SHUTDOWN_FORCE_MARGIN_MS,
         }
       : {}),
+  };
+  const tuning = options.workflowTuning ?? {};
+  const main = await Worker.create({
+    ...common,
+    taskQueue,
+    workflowBundle,
+    activities,
+    maxConcurrentActivityTaskExecutions: options.toolConcurrency ?? DEFAULT_TOOL_CONCURRENCY,
+    ...(tuning.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: tuning.maxCachedWorkflows } : {}),
+    ...(tuning.maxConcurrentWorkflowTaskExecutions !== undefined
+      ? { maxConcurrentWorkflowTaskExecutions: tuning.maxConcurrentWorkflowTaskExecutions }
+      : {}),
+    ...(tuning.workflowTaskPollers !== undefined ? { maxConcurrentWorkflowTaskPolls: tuning.workflowTaskPollers } : {}),
   });
+  const model = await Worker.create({
+    ...common,
+    taskQueue: modelTaskQueue(taskQueue),
+    activities: modelActivities,
+    maxConcurrentActivityTaskExecutions: options.modelConcurrency ?? DEFAULT_MODEL_CONCURRENCY,
+    ...(options.modelRatePerSecond !== undefined
+      ? { maxTaskQueueActivitiesPerSecond: options.modelRatePerSecond }
+      : {}),
+  });
+  return new AgentWorker(main, model);
 }
 
 /** Webpack's progress is noise; its warnings and errors are not. */

@@ -12,6 +12,7 @@ import { createWorker } from './create-worker';
 import { SECRETS_FD_VAR, receiveSecrets, scrubSecrets } from './secret-handoff';
 import { workerSandboxOptions } from './sandbox-options';
 import { formatGrace, shutdownGraceFromEnv } from './shutdown-grace';
+import { describeLimits, workerLimitsFromEnv } from './worker-limits';
 
 /**
  * Run a worker until SIGINT/SIGTERM. Reads TEMPORAL_ADDRESS (and namespace, TLS, API key) and
@@ -32,6 +33,7 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
   const target = temporalTargetFromEnv(config);
   if (!target) throw new Error('TEMPORAL_ADDRESS is not set: the worker needs a Temporal server to poll.');
   const shutdownGraceMs = shutdownGraceFromEnv(config);
+  const limits = workerLimitsFromEnv(config);
   const home = dataHome(config);
   const { options: sandboxOptions, tlsPaths } = workerSandboxOptions(config);
   const sandbox = new SandboxEngine(sandboxOptions);
@@ -72,6 +74,7 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
       taskQueue: config.DURABLE_AGENT_TASK_QUEUE || undefined,
       identity: `durable-agent@${os.hostname()}:${process.pid}`,
       shutdownGraceMs,
+      ...limits,
       activities: {
         anthropic: anthropicFromEnv(config),
         storeDir: storeDir(config),
@@ -84,7 +87,8 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
       },
     });
     console.error(
-      `durable-agent worker polling ${target.address} (${target.namespace}), task queue ${worker.options.taskQueue}`,
+      `durable-agent worker polling ${target.address} (${target.namespace}), task queue ${worker.taskQueue}, ` +
+        `model calls on ${worker.modelTaskQueue} (${describeLimits(limits)})`,
     );
     // Calls a worker that died here was running retry now, not at their heartbeat timeout, and
     // the process groups it left behind are adopted by those retries or killed.

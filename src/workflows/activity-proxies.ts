@@ -1,9 +1,10 @@
-import { ActivityCancellationType, patched, proxyActivities } from '@temporalio/workflow';
+import { ActivityCancellationType, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { ActivityOptions } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import { hookTimeoutSec } from '../shared/hooks';
 import { modelStartToCloseMs } from '../shared/session';
 import type { SessionTimeouts } from '../shared/session';
+import { modelTaskQueue } from '../shared/task-queues';
 import { activitySummary, toolCallLabel } from './progress-details';
 
 type Activities = ReturnType<typeof createActivities>;
@@ -22,6 +23,21 @@ function toolCancellationType(): ActivityCancellationType {
   return patched(ABORT_WAITS_FOR_TOOLS_PATCH)
     ? ActivityCancellationType.WAIT_CANCELLATION_COMPLETED
     : ActivityCancellationType.TRY_CANCEL;
+}
+
+/**
+ * Jobs recorded before this patch scheduled their model calls (`callModel`, `compactConversation`)
+ * on the job's own task queue, where each streaming reply held one of the worker's tool slots for
+ * its whole stream. Newer jobs schedule them on the job's model queue (`modelTaskQueue`), which
+ * every worker polls with its own slot count and the server's rate limit. Asked right before each
+ * model call is scheduled, like {@link ABORT_WAITS_FOR_TOOLS_PATCH}: an old job replays its old
+ * commands and sends its next model call to the model queue.
+ */
+export const MODEL_TASK_QUEUE_PATCH = 'model-task-queue';
+
+/** Where a model call goes: the job's model queue, unless this is the replay of an older job. */
+function modelCallQueue(): Pick<ActivityOptions, 'taskQueue'> {
+  return patched(MODEL_TASK_QUEUE_PATCH) ? { taskQueue: modelTaskQueue(workflowInfo().taskQueue) } : {};
 }
 
 /**
@@ -90,6 +106,7 @@ export function sessionActivities(timeouts: SessionTimeouts, turn: () => number 
     callModel: (input: Parameters<Activities['callModel']>[0]) =>
       proxyActivities<Pick<Activities, 'callModel'>>({
         ...modelOptions,
+        ...modelCallQueue(),
         // Long enough for the longest reply the call may ask for (max-output recovery asks for 64k).
         startToCloseTimeout: modelStartToCloseMs(timeouts, input.maxTokens),
         summary: activitySummary(turn(), `model ${input.model}`),
@@ -97,6 +114,7 @@ export function sessionActivities(timeouts: SessionTimeouts, turn: () => number 
     compactConversation: (input: Parameters<Activities['compactConversation']>[0]) =>
       proxyActivities<Pick<Activities, 'compactConversation'>>({
         ...compactionOptions,
+        ...modelCallQueue(),
         startToCloseTimeout: modelStartToCloseMs(timeouts, input.maxSummaryTokens),
         summary: activitySummary(turn(), `compact (${input.trigger}) · model ${input.model}`),
       }).compactConversation(input),

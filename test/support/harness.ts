@@ -3,11 +3,11 @@ import os from 'node:os';
 import path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import type { Worker } from '@temporalio/worker';
 import { ScriptedModelServer } from '../../src/model-server';
 import type { ScriptedSession } from '../../src/model-server';
 import { findTemporalBinary } from '../../src/client/temporal-binary';
 import { createWorker } from '../../src/worker/create-worker';
+import type { AgentWorker } from '../../src/worker/agent-worker';
 import type { SessionInput } from '../../src/shared/session';
 
 /** Short timeouts so a lost worker is noticed in seconds, not minutes. */
@@ -53,7 +53,7 @@ export async function startWorker(
   env: TestWorkflowEnvironment,
   server: ScriptedModelServer,
   options: { taskQueue: string; storeDir: string },
-): Promise<{ worker: Worker; done: Promise<void> }> {
+): Promise<{ worker: AgentWorker; done: Promise<void> }> {
   const worker = await createWorker({
     connection: env.nativeConnection,
     taskQueue: options.taskQueue,

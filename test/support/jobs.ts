@@ -9,9 +9,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import type { Worker } from '@temporalio/worker';
 import type { RecordedRequest, ScriptedBlock, ScriptedReply, ScriptedSession } from '../../src/model-server';
 import type { SessionInput, SessionSnapshot } from '../../src/shared/session';
+import type { AgentWorker } from '../../src/worker/agent-worker';
 import { snapshotQuery } from '../../src/workflows/definitions';
 import {
   ScriptedModelServer,
@@ -38,7 +38,7 @@ export interface ScriptedJob {
 }
 
 export interface RunningWorker {
-  worker: Worker;
+  worker: AgentWorker;
   done: Promise<void>;
 }
 

@@ -1,0 +1,17 @@
+/**
+ * The task queues a job's work goes to. Pure, so the workflow (which schedules) and the worker
+ * (which polls) derive the same names.
+ */
+
+/** What a model queue's name adds to its job's task queue. */
+export const MODEL_TASK_QUEUE_SUFFIX = '@model';
+
+/**
+ * The task queue of a job's model calls (`callModel`, `compactConversation`): `<taskQueue>@model`,
+ * e.g. `durable-agent@model`. Model calls wait on the network for the whole reply, tools use the
+ * CPU and child processes; on their own queue they get their own slot count on every worker and a
+ * rate the server enforces across all workers of the queue (`maxTaskQueueActivitiesPerSecond`).
+ */
+export function modelTaskQueue(taskQueue: string): string {
+  return `${taskQueue}${MODEL_TASK_QUEUE_SUFFIX}`;
+}
