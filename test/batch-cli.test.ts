@@ -116,10 +116,11 @@ describe('durable-agent batch (CLI, worker and dev server in processes of their 
     const out = path.join(dir, 'export');
     const exported = await runCli(['batch', 'export', 'nightly', '--output', out], cliEnv);
     expect(exported.stderr).toContain(`wrote 20 transcripts and results.jsonl (20 tasks) to ${out}`);
-    expect(fs.readdirSync(out)).toHaveLength(21);
+    expect(fs.readdirSync(out).sort()).toEqual(['results.jsonl', 'transcripts']);
+    expect(fs.readdirSync(path.join(out, 'transcripts'))).toHaveLength(20);
     const results = fs.readFileSync(path.join(out, 'results.jsonl'), 'utf8').trim().split('\n');
     expect(JSON.parse(results[0]!)).toMatchObject({ task: 't1', job: 'nightly/t1', outcome: 'completed' });
-    const transcript = fs.readFileSync(path.join(out, 't1.jsonl'), 'utf8');
+    const transcript = fs.readFileSync(path.join(out, 'transcripts', 't1.jsonl'), 'utf8');
     expect(transcript).toContain('[chaos:cli-batch-t1]');
 
     const calls = batch.router.calls.length;
@@ -128,6 +129,19 @@ describe('durable-agent batch (CLI, worker and dev server in processes of their 
     expect(rerun.stderr).toContain('reran batch nightly');
     expect(rerun.stderr).toContain('finished by an earlier run 20');
     expect(batch.router.calls.length).toBe(calls);
+
+    // Another file of the same name (so the same default batch id) is not taken for a rerun.
+    const other = path.join(tempDir('other-tasks'), 'nightly.jsonl');
+    fs.writeFileSync(other, JSON.stringify({ id: 't1', prompt: 'Something else', workspace: dir }) + '\n');
+    const refused = await runCli(['batch', other, '--task-queue', taskQueue], cliEnv);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('batch nightly (completed) was started with other tasks: 20 differ');
+    expect(refused.stderr).toContain('--batch-id <another id>');
+    expect(batch.router.calls.length).toBe(calls);
+    // A job's id is not a batch's.
+    const job = await runCli(['batch', 'status', 'nightly/t1'], cliEnv);
+    expect(job.code).toBe(1);
+    expect(job.stderr).toContain('nightly/t1 is a job, not a batch');
   });
 
   test('a batch budget: no task starts once it is spent, the running ones stop at their next call, exit status 4', async () => {

@@ -81,7 +81,7 @@ describe('workflow: batch', () => {
   });
 
   test('a batch budget starts no further task once spent and stops the running ones at their next model call', async () => {
-    const { batchId, start } = await withBatch('batch-budget', 5, { turns: 4, dollars: true });
+    const { batch, batchId, start } = await withBatch('batch-budget', 5, { turns: 4, dollars: true });
     const handle = await start({ concurrency: 2, maxBudgetUsd: 2.5 });
     const terminal = (await handle.result()) as BatchTerminal;
 
@@ -97,6 +97,20 @@ describe('workflow: batch', () => {
     expect(first.detail).toMatch(new RegExp(`^${BATCH_BUDGET_DETAIL}`));
     // Never the fifth call (the answer): stopped part-way.
     expect(first.turnCount).toBeLessThan(5);
+
+    // The same batch and budget again: what the stopped jobs spent stays spent, so nothing runs.
+    const calls = batch.router.calls.length;
+    const again = (await (await start({ concurrency: 2, maxBudgetUsd: 2.5, rerun: true })).result()) as BatchTerminal;
+    expect(again).toMatchObject({ reason: 'budget_exhausted', notStarted: 5, continued: 0 });
+    expect(again.costUsd).toBeCloseTo(terminal.costUsd, 6);
+    expect(batch.router.calls.length).toBe(calls);
+
+    // With more budget the two stopped tasks go on from their conversations and the rest start;
+    // the batch's cost is what all its jobs cost, the first run's included.
+    const more = (await (await start({ concurrency: 2, maxBudgetUsd: 100, rerun: true })).result()) as BatchTerminal;
+    expect(more).toMatchObject({ reason: 'completed', notStarted: 0, continued: 2, outcomes: { completed: 5 } });
+    const paidCalls = batch.router.calls.filter((call) => call.completed).length;
+    expect(more.costUsd).toBeCloseTo(paidCalls, 0);
   });
 
   test('abort stops the running jobs and starts no more; a rerun skips nothing finished and continues the stopped ones', async () => {
@@ -110,10 +124,11 @@ describe('workflow: batch', () => {
     const aborted = (await handle.result()) as BatchTerminal;
     expect(aborted).toMatchObject({ reason: 'aborted', detail: 'enough for tonight', notStarted: 2 });
     expect(Object.keys(aborted.outcomes).every((outcome) => outcome.startsWith('aborted'))).toBe(true);
+    expect(Object.values(aborted.outcomes).reduce((sum, count) => sum + count, 0)).toBe(2);
     expect((await jobResult(batchId, 't1')).detail).toContain(`batch ${batchId} aborted`);
 
     // The same batch again: the two stopped tasks go on from their conversation, the rest start.
-    const rerun = await start({ concurrency: 2 });
+    const rerun = await start({ concurrency: 2, rerun: true });
     const terminal = (await rerun.result()) as BatchTerminal;
     expect(terminal).toMatchObject({ reason: 'completed', notStarted: 0, continued: 2, skipped: 0 });
     expect(terminal.outcomes).toEqual({ completed: 4 });
@@ -122,7 +137,7 @@ describe('workflow: batch', () => {
     expect(continued).toMatchObject({ reason: 'completed', finalText: 'done t1' });
     // A third run finds every task finished and runs nothing.
     const callsBefore = batch.router.calls.length;
-    const third = (await (await start({ concurrency: 2 })).result()) as BatchTerminal;
+    const third = (await (await start({ concurrency: 2, rerun: true })).result()) as BatchTerminal;
     expect(third).toMatchObject({ reason: 'completed', skipped: 4, continued: 0, outcomes: { completed: 4 } });
     expect(batch.router.calls.length).toBe(callsBefore);
   });
@@ -133,7 +148,7 @@ describe('workflow: batch', () => {
     const terminal = (await handle.result()) as BatchTerminal;
     expect(terminal).toMatchObject({ reason: 'completed', tasks: 6, notStarted: 0 });
     expect(terminal.outcomes).toEqual({ completed: 6 });
-    expect(effectLines(batch.effects)).toHaveLength(6);
+    expect(effectLines(batch.effects)).toEqual(['t1 0', 't2 0', 't3 0', 't4 0', 't5 0', 't6 0']);
     const first = await env.client.workflow.getHandle(batchId, handle.firstExecutionRunId).describe();
     expect(first.status.name).toBe('CONTINUED_AS_NEW');
   });

@@ -6,7 +6,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { summaryOf, taskJobId } from '../shared/batch';
+import { BATCH_ID_PATTERN, PRIOR_COST_MEMO, summaryOf, TASK_ID_PATTERN, taskJobId } from '../shared/batch';
 import type { BatchTaskSpec, PriorTaskRun, TaskSummary } from '../shared/batch';
 import type { Terminal } from '../shared/terminal';
 import type { FileContentStore } from './store/content-store';
@@ -33,25 +33,35 @@ const CLOSED_OUTCOMES: Record<string, TaskSummary['outcome']> = {
 /** What an earlier run of the batch left of one task: nothing, a running job, or an ended one. */
 async function priorRun(client: Client, batchId: string, id: string): Promise<PriorTaskRun> {
   const handle = client.workflow.getHandle(taskJobId(batchId, id));
-  let status: string;
+  let description: Awaited<ReturnType<typeof handle.describe>>;
   try {
-    status = (await handle.describe()).status.name;
+    description = await handle.describe();
   } catch (error) {
     if (error instanceof WorkflowNotFoundError) return { id, state: 'none' };
     throw error;
   }
+  const status = description.status.name;
   if (status === 'RUNNING') return { id, state: 'running' };
-  return ended(client, batchId, id, status);
+  // A continued task's job carries what its earlier jobs cost: the task's cost is the sum.
+  const prior = Number(description.memo?.[PRIOR_COST_MEMO] ?? 0) || 0;
+  return ended(client, batchId, id, status, prior);
 }
 
-async function ended(client: Client, batchId: string, id: string, status: string): Promise<PriorTaskRun> {
+async function ended(
+  client: Client,
+  batchId: string,
+  id: string,
+  status: string,
+  priorCostUsd: number,
+): Promise<PriorTaskRun> {
   const handle = client.workflow.getHandle(taskJobId(batchId, id));
   if (status === 'COMPLETED') {
     const terminal = (await handle.result()) as Terminal;
+    const summary = summaryOf(id, terminal);
     return {
       id,
       state: 'ended',
-      summary: summaryOf(id, terminal),
+      summary: { ...summary, costUsd: summary.costUsd + priorCostUsd },
       ...(terminal.transcriptHead
         ? { transcript: { head: terminal.transcriptHead, messageCount: terminal.messageCount } }
         : {}),
@@ -61,7 +71,14 @@ async function ended(client: Client, batchId: string, id: string, status: string
   return {
     id,
     state: 'ended',
-    summary: { id, outcome, turns: 0, costUsd: 0, durationMs: 0, detail: `its job was ${status.toLowerCase()}` },
+    summary: {
+      id,
+      outcome,
+      turns: 0,
+      costUsd: priorCostUsd,
+      durationMs: 0,
+      detail: `its job was ${status.toLowerCase()}`,
+    },
   };
 }
 
@@ -78,8 +95,11 @@ export async function priorTaskRuns(input: { batchId: string; ids: string[] }): 
 
 /** How often `awaitTaskRuns` looks at the jobs it waits for. */
 const AWAIT_LOOK_MS = 2_000;
-/** `awaitTaskRuns` returns empty-handed after this long, so the batch can look again (and continue-as-new). */
-const AWAIT_MAX_MS = 10 * 60_000;
+/**
+ * `awaitTaskRuns` returns empty-handed after this long, so the batch can look again: at jobs it
+ * adopted since, and whether to continue as new.
+ */
+const AWAIT_MAX_MS = 60_000;
 
 /**
  * Wait until at least one of the given tasks' jobs (started by an earlier run of the batch, so the
@@ -93,6 +113,7 @@ export async function awaitTaskRuns(input: { batchId: string; ids: string[] }): 
     for (const id of input.ids) {
       const prior = await priorRun(context.client, input.batchId, id);
       if (prior.state !== 'running') ended.push(prior);
+      context.heartbeat();
     }
     if (ended.length > 0 || Date.now() >= deadline) return ended;
     context.heartbeat();
@@ -111,7 +132,21 @@ export async function prepareWorktree(
   root: string,
   input: { batchId: string; taskId: string; repo: string; ref: string },
 ): Promise<{ workspace: string }> {
-  const workspace = path.join(root, ...input.batchId.split('/'), input.taskId);
+  if (!BATCH_ID_PATTERN.test(input.batchId) || !TASK_ID_PATTERN.test(input.taskId)) {
+    throw ApplicationFailure.create({
+      message: `batch ${input.batchId} task ${input.taskId}: ids must be letters, digits, ".", "_" and "-"`,
+      type: 'worktree_failed',
+      nonRetryable: true,
+    });
+  }
+  if (input.ref.startsWith('-')) {
+    throw ApplicationFailure.create({
+      message: `task ${input.taskId}: "ref" ${input.ref} starts with "-": give a branch, tag or commit`,
+      type: 'worktree_failed',
+      nonRetryable: true,
+    });
+  }
+  const workspace = path.join(root, input.batchId, input.taskId);
   const done = path.join(workspace, '.git', 'durable-agent-ready');
   if (await exists(done)) return { workspace: await fs.realpath(workspace) };
   await fs.rm(workspace, { recursive: true, force: true });

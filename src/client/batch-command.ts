@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
+import { BATCH_ID_PATTERN, MAX_CONCURRENCY } from '../shared/batch';
 import type { BatchTerminal } from '../shared/batch';
 import { DEFAULT_TASK_QUEUE } from '../workflows/definitions';
 import {
@@ -52,7 +53,10 @@ function collect(value: string, previous: string[]): string[] {
 /** A batch id from the tasks file's name: `tasks.jsonl` → `tasks`. */
 function defaultBatchId(file: string): string {
   const name = path.basename(file).replace(/\.[^.]*$/, '');
-  const id = name.replace(/[^A-Za-z0-9._-]/g, '-').replace(/^[^A-Za-z0-9]+/, '');
+  const id = name
+    .replace(/[^A-Za-z0-9._-]/g, '-')
+    .replace(/^[^A-Za-z0-9]+/, '')
+    .slice(0, 100);
   if (!id) throw new InvalidArgumentError(`cannot make a batch id from ${file}: give one with --batch-id`);
   return id;
 }
@@ -99,9 +103,15 @@ export function addBatchCommands(program: Command): void {
     .action(async (file: string, flags: BatchFlags) => {
       const format = chosenFormat(flags);
       const batchId = flags.batchId ?? defaultBatchId(file);
-      if (batchId.includes('/') || !batchId.trim()) {
+      if (!BATCH_ID_PATTERN.test(batchId)) {
         throw new InvalidArgumentError(
-          `--batch-id "${batchId}" may not contain "/" or be blank: its jobs are <id>/<task>.`,
+          `batch id "${batchId}" is not usable: letters, digits, ".", "_" and "-" only, starting with a letter or digit ` +
+            `(its jobs are <id>/<task>, and a task from a repo gets the folder <id>/<task>); give one with --batch-id.`,
+        );
+      }
+      if (flags.concurrency > MAX_CONCURRENCY) {
+        throw new InvalidArgumentError(
+          `--concurrency ${flags.concurrency} is over the ${MAX_CONCURRENCY} tasks a batch may run at once.`,
         );
       }
       const { concurrency, maxBudgetUsd, taskMaxBudgetUsd, ...taskFlags } = flags;
@@ -147,7 +157,7 @@ export function addBatchCommands(program: Command): void {
     .option('--json', 'same as --output-format json')
     .action(async (id: string, flags: { json?: boolean; outputFormat?: OutputFormat }) => {
       await withClient(false, async ({ client }) => {
-        await printBatch(client, id, await batchState(client.workflow.getHandle(id)), chosenFormat(flags));
+        await printBatch(client, id, await batchState(client, id), chosenFormat(flags));
       });
     });
 
@@ -165,7 +175,7 @@ export function addBatchCommands(program: Command): void {
 
   batch
     .command('export')
-    .description("write every task's transcript (<task>.jsonl) and results.jsonl into a folder")
+    .description("write every task's transcript (transcripts/<task>.jsonl) and results.jsonl into a folder")
     .argument('<id>', 'batch id')
     .option('--output <dir>', 'folder to write into (default: ./<id>-export)')
     .action(async (id: string, flags: { output?: string }) => {

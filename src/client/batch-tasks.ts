@@ -18,7 +18,11 @@ const taskLine = z
     prompt: z.string().refine((text) => text.trim() !== '', 'is blank'),
     workspace: z.string().min(1).optional(),
     repo: z.string().min(1).optional(),
-    ref: z.string().min(1).optional(),
+    ref: z
+      .string()
+      .min(1)
+      .refine((ref) => !ref.startsWith('-'), 'may not start with "-": give a branch, tag or commit')
+      .optional(),
     maxTurns: z.number().int().positive().optional(),
     maxBudgetUsd: z.number().positive().finite().optional(),
     model: z.string().min(1).optional(),

@@ -49,11 +49,13 @@ export async function startBatch(
       if (error instanceof WorkflowNotFoundError) return undefined;
       throw error;
     });
+  if (existing !== undefined) await refuseOtherTasks(client, batchId, tasks, existing, env);
   if (existing === 'RUNNING') return { kind: 'attached', handle: client.workflow.getHandle(batchId) };
   const input: BatchInput = {
     tasks: await tasksSource(tasks, env, say),
     concurrency: options.concurrency,
     ...(options.maxBudgetUsd !== undefined ? { maxBudgetUsd: options.maxBudgetUsd } : {}),
+    ...(existing !== undefined ? { rerun: true } : {}),
   };
   try {
     const handle = await startWithSearchAttributes(
@@ -78,6 +80,36 @@ export async function startBatch(
     }
     throw error;
   }
+}
+
+/** What makes a task the same task in a rerun: its id, prompt and workspace (or repo and ref). */
+function taskKey(task: BatchTaskSpec): string {
+  return JSON.stringify([task.input.prompt, task.input.workspace, task.worktree ?? null]);
+}
+
+/**
+ * A rerun goes on with the batch of the same id; a different task list under that id (another
+ * file with the same name, lines moved so their default ids changed) would skip tasks it never
+ * ran, or attach to a batch that runs other tasks. Refused, saying how to go on.
+ */
+async function refuseOtherTasks(
+  client: Client,
+  batchId: string,
+  tasks: BatchTaskSpec[],
+  status: string,
+  env: NodeJS.ProcessEnv,
+): Promise<void> {
+  const earlier = await batchTasks(client, batchId, env);
+  const before = new Map(earlier.map((task) => [task.id, taskKey(task)]));
+  const differing = tasks.filter((task) => before.get(task.id) !== taskKey(task)).map((task) => task.id);
+  const dropped = earlier.filter((task) => !tasks.some((other) => other.id === task.id)).map((task) => task.id);
+  if (differing.length === 0 && dropped.length === 0) return;
+  const examples = [...differing, ...dropped].slice(0, 3).join(', ');
+  throw new InvalidArgumentError(
+    `batch ${batchId} (${status.toLowerCase()}) was started with other tasks: ${differing.length + dropped.length} ` +
+      `differ (${examples}); its jobs are ${batchId}/<task>, so a rerun must give the same tasks. ` +
+      `Start a new batch with --batch-id <another id>, or rerun the file batch ${batchId} was started from.`,
+  );
 }
 
 async function tasksSource(
@@ -110,6 +142,7 @@ export interface TaskRow {
 
 /** The tasks of a batch as its latest run's input has them. */
 export async function batchTasks(client: Client, batchId: string, env: NodeJS.ProcessEnv): Promise<BatchTaskSpec[]> {
+  await requireBatch(client, batchId);
   const history = await client.workflow.getHandle(batchId).fetchHistory();
   const payload = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
   if (!payload) throw new InvalidArgumentError(`batch ${batchId} has no input to read its tasks from`);
@@ -118,12 +151,26 @@ export async function batchTasks(client: Client, batchId: string, env: NodeJS.Pr
   return new FileContentStore(storeDir(env)).get<BatchTaskSpec[]>(input.tasks.ref);
 }
 
+/** Refuse an id that names a job (or anything else) rather than a batch; the batch's status. */
+async function requireBatch(client: Client, id: string): Promise<string> {
+  const { type, status } = await client.workflow.getHandle(id).describe();
+  if (type !== 'agentBatch') {
+    throw new InvalidArgumentError(
+      `${id} is a job, not a batch: see it with \`durable-agent status ${id}\` (a batch's jobs are <batch>/<task>).`,
+    );
+  }
+  return status.name;
+}
+
 /** The batch's Terminal when it has ended, its live view while it runs. */
 export async function batchState(
-  handle: BatchHandle,
+  client: Client,
+  id: string,
 ): Promise<
   { ended: true; terminal: BatchTerminal } | { ended: false; snapshot: BatchSnapshot | undefined; status: string }
 > {
+  await requireBatch(client, id);
+  const handle: BatchHandle = client.workflow.getHandle(id);
   const description = await handle.describe();
   const status = description.status.name;
   if (status === 'COMPLETED') return { ended: true, terminal: await handle.result() };
@@ -271,22 +318,16 @@ export async function followBatch(
 
 /** `batch abort`: the batch stops starting tasks and aborts the running ones. */
 export async function abortBatch(client: Client, batchId: string, reason: string | undefined): Promise<void> {
-  const handle = client.workflow.getHandle(batchId);
-  const { status, type } = await handle.describe();
-  if (type !== 'agentBatch') {
-    throw new InvalidArgumentError(
-      `${batchId} is a job, not a batch: abort it with \`durable-agent abort ${batchId}\`.`,
-    );
+  const status = await requireBatch(client, batchId);
+  if (status !== 'RUNNING') {
+    throw new InvalidArgumentError(`batch ${batchId} already ended (${status.toLowerCase()}); nothing to abort.`);
   }
-  if (status.name !== 'RUNNING') {
-    throw new InvalidArgumentError(`batch ${batchId} already ended (${status.name.toLowerCase()}); nothing to abort.`);
-  }
-  await handle.signal(abortSignal, reason);
+  await client.workflow.getHandle(batchId).signal(abortSignal, reason);
 }
 
 /**
- * `batch export`: every task's transcript as `<task>.jsonl` and `results.jsonl` (one row per task)
- * in `dir`. Tasks without a transcript (not started, still running, ended before talking) get
+ * `batch export`: every task's transcript as `transcripts/<task>.jsonl` and `results.jsonl` (one
+ * row per task) in `dir`. Tasks without a transcript (not started, still running, ended before talking) get
  * their row only.
  */
 export async function exportBatch(
@@ -297,7 +338,7 @@ export async function exportBatch(
 ): Promise<{ transcripts: number; rows: TaskRow[]; skipped: string[] }> {
   const tasks = await batchTasks(client, batchId, env);
   const rows = await taskRows(client, batchId, tasks);
-  fs.mkdirSync(dir, { recursive: true });
+  fs.mkdirSync(path.join(dir, 'transcripts'), { recursive: true });
   let transcripts = 0;
   const skipped: string[] = [];
   for (const row of rows) {
@@ -307,7 +348,7 @@ export async function exportBatch(
     }
     try {
       const { text } = await exportTranscript(client, row.job, env);
-      fs.writeFileSync(path.join(dir, `${row.task}.jsonl`), text);
+      fs.writeFileSync(path.join(dir, 'transcripts', `${row.task}.jsonl`), text);
       transcripts += 1;
     } catch (error) {
       skipped.push(`${row.task} (${error instanceof Error ? error.message : String(error)})`);

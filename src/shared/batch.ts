@@ -21,6 +21,8 @@ export interface BatchInput {
   concurrency: number;
   /** `--max-budget-usd` of the whole batch: no task starts once the batch has cost this, running ones stop at their next model call. */
   maxBudgetUsd?: number;
+  /** An earlier run of this batch exists: what it spent is counted before anything starts. */
+  rerun?: boolean;
   /** A run continues as new past this many history events (default 10,000; tests set it low). */
   historyEventLimit?: number;
   /** Set only by continue-as-new. */
@@ -34,6 +36,8 @@ export interface RunningTask {
   costUsd: number;
   /** Started by an earlier run of the batch (or before a continue-as-new): waited for by an activity. */
   adopted?: boolean;
+  /** What the task's earlier jobs cost (a continued task): in the totals already, and in the job's memo. */
+  priorCostUsd?: number;
 }
 
 /** What the batch knows of one task that ended. */
@@ -58,6 +62,8 @@ export interface BatchTotals {
   skipped: number;
   /** Tasks an earlier run left stopped part-way, continued from their conversation. */
   continued: number;
+  /** Jobs the batch's budget stopped part-way. */
+  budgetStopped?: number;
 }
 
 /** Why the batch stopped starting tasks before it ran out of them. */
@@ -122,10 +128,19 @@ export interface BatchMembership {
 /** A task id: letters, digits, `.`, `_` and `-`, so `<batch>/<task>` stays a readable job id. */
 export const TASK_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 
+/** A batch id: the same characters, so `<batch>/<task>` is a readable job id and a safe folder name. */
+export const BATCH_ID_PATTERN = TASK_ID_PATTERN;
+
 /** The job id of a batch's task: deterministic, so a rerun finds what an earlier run did. */
 export function taskJobId(batchId: string, taskId: string): string {
   return `${batchId}/${taskId}`;
 }
+
+/** At most this many tasks run at once: Temporal allows a workflow about 2,000 pending children. */
+export const MAX_CONCURRENCY = 1_000;
+
+/** The job memo field with what a task's earlier jobs cost (a continued task's). */
+export const PRIOR_COST_MEMO = 'batchPriorCostUsd';
 
 /** How the Terminal of a job that a batch's budget stopped begins its detail. */
 export const BATCH_BUDGET_DETAIL = 'the batch has spent its budget';
@@ -146,10 +161,22 @@ const FINISHED_OUTCOMES: ReadonlySet<string> = new Set<TerminalReason>([
   'budget_exhausted',
 ]);
 
+/**
+ * Jobs ended from outside (terminated, cancelled, timed out, failed): they have no Terminal, so
+ * no conversation to go on from, and may have done part of their work. A rerun leaves them as
+ * they are rather than start them over; whoever ended them can run the task again by hand.
+ */
+const ENDED_FROM_OUTSIDE: ReadonlySet<string> = new Set(['terminated', 'cancelled', 'timed_out', 'failed']);
+
 /** True when a rerun leaves this task as it is. */
 export function taskFinished(summary: Pick<TaskSummary, 'outcome' | 'detail'>): boolean {
-  if (summary.outcome === 'budget_exhausted') return !summary.detail?.startsWith(BATCH_BUDGET_DETAIL);
-  return FINISHED_OUTCOMES.has(summary.outcome);
+  if (summary.outcome === 'budget_exhausted') return !stoppedByBatchBudget(summary);
+  return FINISHED_OUTCOMES.has(summary.outcome) || ENDED_FROM_OUTSIDE.has(summary.outcome);
+}
+
+/** The job ended because its batch had spent its budget. */
+export function stoppedByBatchBudget(summary: Pick<TaskSummary, 'outcome' | 'detail'>): boolean {
+  return summary.outcome === 'budget_exhausted' && summary.detail?.startsWith(BATCH_BUDGET_DETAIL) === true;
 }
 
 /** A task's summary from its job's Terminal. */

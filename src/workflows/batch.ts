@@ -15,7 +15,17 @@ import {
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { createActivities } from '../activities';
-import { addSummary, BATCH_BUDGET_DETAIL, emptyTotals, summaryOf, taskFinished, taskJobId } from '../shared/batch';
+import {
+  addSummary,
+  BATCH_BUDGET_DETAIL,
+  emptyTotals,
+  MAX_CONCURRENCY,
+  PRIOR_COST_MEMO,
+  stoppedByBatchBudget,
+  summaryOf,
+  taskFinished,
+  taskJobId,
+} from '../shared/batch';
 import type {
   BatchInput,
   BatchSnapshot,
@@ -74,6 +84,7 @@ const worktreeActivities = proxyActivities<Pick<Activities, 'prepareWorktree'>>(
 export async function agentBatch(input: BatchInput): Promise<BatchTerminal> {
   const batchId = workflowInfo().workflowId;
   const total = 'inline' in input.tasks ? input.tasks.inline.length : input.tasks.count;
+  const concurrency = Math.max(1, Math.min(input.concurrency, MAX_CONCURRENCY));
   const carry = input.carry;
   let next = carry?.next ?? 0;
   let totals: BatchTotals = carry?.totals ?? emptyTotals();
@@ -85,6 +96,17 @@ export async function agentBatch(input: BatchInput): Promise<BatchTerminal> {
     (carry?.running ?? []).map((task) => [task.id, { ...task, adopted: true }]),
   );
   const ended: TaskSummary[] = [];
+  const earlyCosts = new Map<string, number>();
+  /** Register a task as running (the cost a report already gave included). */
+  const register = (id: string, adopted = false, priorCostUsd = 0): void => {
+    running.set(id, {
+      id,
+      costUsd: earlyCosts.get(id) ?? 0,
+      ...(adopted ? { adopted } : {}),
+      ...(priorCostUsd > 0 ? { priorCostUsd } : {}),
+    });
+    earlyCosts.delete(id);
+  };
   let watching = false;
   let page: { from: number; specs: BatchTaskSpec[]; priors: Map<string, PriorTaskRun> } | undefined;
 
@@ -94,7 +116,7 @@ export async function agentBatch(input: BatchInput): Promise<BatchTerminal> {
     next,
     running: [...running.values()],
     totals,
-    concurrency: input.concurrency,
+    concurrency,
     ...(input.maxBudgetUsd !== undefined ? { maxBudgetUsd: input.maxBudgetUsd } : {}),
     ...(stop ? { stop } : {}),
     spentUsd: spentUsd(),
@@ -111,8 +133,14 @@ export async function agentBatch(input: BatchInput): Promise<BatchTerminal> {
   setHandler(taskCostSignal, (...args: unknown[]) => {
     const parsed = parsePayload('taskCost', taskCostPayload, args, '{"taskId":"...","costUsd":0.12}');
     if (!parsed.ok) return;
-    const task = running.get(parsed.value.taskId);
-    if (task && parsed.value.costUsd > task.costUsd) task.costUsd = parsed.value.costUsd;
+    const { taskId, costUsd } = parsed.value;
+    const task = running.get(taskId);
+    // A report can come in before the child's start has: it is kept for when the task is registered.
+    if (!task) earlyCosts.set(taskId, Math.max(costUsd, earlyCosts.get(taskId) ?? 0));
+    else if (costUsd > task.costUsd) task.costUsd = costUsd;
+    // A job that still reports after its budget stop was sent lost it (it continued as new
+    // meanwhile, say): it is sent again.
+    if (stop?.reason === 'budget_exhausted' && stopSent.has(taskId)) stopSent.delete(taskId);
     budgetSpent();
   });
   setHandler(batchSnapshotQuery, snapshot);
@@ -146,15 +174,18 @@ export async function agentBatch(input: BatchInput): Promise<BatchTerminal> {
     );
   };
 
+  const loadPage = async (from: number) => {
+    const specs =
+      'inline' in input.tasks
+        ? input.tasks.inline.slice(from, from + PAGE_SIZE)
+        : await storeActivities.loadBatchTasks({ ref: input.tasks.ref, from, count: PAGE_SIZE });
+    const priors = await storeActivities.priorTaskRuns({ batchId, ids: specs.map((spec) => spec.id) });
+    return { from, specs, priors: new Map(priors.map((prior) => [prior.id, prior])) };
+  };
+
   const taskAt = async (index: number): Promise<{ spec: BatchTaskSpec; prior: PriorTaskRun | undefined }> => {
     if (!page || index < page.from || index >= page.from + page.specs.length) {
-      const from = index - (index % PAGE_SIZE);
-      const specs =
-        'inline' in input.tasks
-          ? input.tasks.inline.slice(from, from + PAGE_SIZE)
-          : await storeActivities.loadBatchTasks({ ref: input.tasks.ref, from, count: PAGE_SIZE });
-      const priors = await storeActivities.priorTaskRuns({ batchId, ids: specs.map((spec) => spec.id) });
-      page = { from, specs, priors: new Map(priors.map((prior) => [prior.id, prior])) };
+      page = await loadPage(index - (index % PAGE_SIZE));
     }
     const spec = page.specs[index - page.from];
     if (!spec) throw ApplicationFailure.nonRetryable(`batch ${batchId} has no task ${index + 1} of ${total}`);
@@ -168,12 +199,23 @@ export async function agentBatch(input: BatchInput): Promise<BatchTerminal> {
     );
   };
 
-  const startJob = async (spec: BatchTaskSpec, resumeFrom?: SessionInput['resumeFrom']): Promise<void> => {
+  /**
+   * Start the task's job; false when the batch stopped meanwhile (while its clone was made).
+   * `priorCostUsd` is what its earlier jobs cost: its own budget is what is left of it, and the
+   * job's memo keeps the sum for the next rerun.
+   */
+  const startJob = async (
+    spec: BatchTaskSpec,
+    resumeFrom?: SessionInput['resumeFrom'],
+    priorCostUsd = 0,
+  ): Promise<boolean> => {
     const membership = { batchId, taskId: spec.id, reportCost: input.maxBudgetUsd !== undefined };
+    const ownBudget = spec.input.maxBudgetUsd;
     let sessionInput: SessionInput = {
       ...spec.input,
       batch: membership,
       ...(resumeFrom ? { resumeFrom, prompt: CONTINUE_PROMPT } : {}),
+      ...(ownBudget !== undefined && priorCostUsd > 0 ? { maxBudgetUsd: Math.max(0, ownBudget - priorCostUsd) } : {}),
     };
     if (spec.worktree) {
       try {
@@ -187,6 +229,7 @@ export async function agentBatch(input: BatchInput): Promise<BatchTerminal> {
           batch: { ...membership, setupError: failureText(error) },
         };
       }
+      if (stop) return false;
     }
     const withAttributes = workflowInfo().typedSearchAttributes.get(OUTCOME_KEY) !== undefined;
     try {
@@ -196,34 +239,43 @@ export async function agentBatch(input: BatchInput): Promise<BatchTerminal> {
         // The jobs outlive a run of the batch (continue-as-new, an abort of the batch alone).
         parentClosePolicy: ParentClosePolicy.ABANDON,
         workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+        ...(priorCostUsd > 0 ? { memo: { [PRIOR_COST_MEMO]: priorCostUsd } } : {}),
         ...(withAttributes ? { typedSearchAttributes: startSearchAttributes(sessionInput) } : {}),
       });
-      running.set(spec.id, { id: spec.id, costUsd: 0 });
+      register(spec.id, false, priorCostUsd);
       childFinished(spec.id, child.result() as Promise<Terminal>);
     } catch (error) {
       if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
       // Started meanwhile by someone else (`run --job-id <batch>/<task>`): wait for it as it is.
-      running.set(spec.id, { id: spec.id, costUsd: 0, adopted: true });
+      register(spec.id, true);
     }
+    return true;
   };
 
-  /** Start, adopt, skip or continue the task, as an earlier run left it. */
-  const takeTask = async (spec: BatchTaskSpec, prior: PriorTaskRun | undefined): Promise<void> => {
+  /**
+   * Start, adopt, skip or continue the task, as an earlier run left it; false when it was not
+   * started after all (the batch's budget or an abort stopped it first).
+   */
+  const takeTask = async (spec: BatchTaskSpec, prior: PriorTaskRun | undefined): Promise<boolean> => {
     if (prior?.state === 'running') {
-      running.set(spec.id, { id: spec.id, costUsd: 0, adopted: true });
-    } else if (prior?.state === 'ended' && taskFinished(prior.summary)) {
-      totals = { ...addSummary(totals, prior.summary), skipped: totals.skipped + 1 };
-    } else if (prior?.state === 'ended') {
-      totals = { ...totals, continued: totals.continued + 1 };
-      await startJob(
-        spec,
-        prior.transcript
-          ? { source: `job ${taskJobId(batchId, spec.id)} (${prior.summary.outcome})`, transcript: prior.transcript }
-          : undefined,
-      );
-    } else {
-      await startJob(spec);
+      register(spec.id, true);
+      return true;
     }
+    // What earlier jobs cost is already in the totals (`countEarlierRuns`).
+    if (prior?.state === 'ended' && taskFinished(prior.summary)) {
+      totals = { ...addSummary(totals, { ...prior.summary, costUsd: 0 }), skipped: totals.skipped + 1 };
+      return true;
+    }
+    if (prior?.state === 'ended') {
+      if (budgetSpent()) return false;
+      const resumeFrom = prior.transcript
+        ? { source: `job ${taskJobId(batchId, spec.id)} (${prior.summary.outcome})`, transcript: prior.transcript }
+        : undefined;
+      if (!(await startJob(spec, resumeFrom, prior.summary.costUsd))) return false;
+      totals = { ...totals, continued: totals.continued + 1 };
+      return true;
+    }
+    return startJob(spec);
   };
 
   /** Watch the jobs an earlier run started, one activity at a time, until one of them ends. */
@@ -231,11 +283,13 @@ export async function agentBatch(input: BatchInput): Promise<BatchTerminal> {
     const ids = [...running.values()].filter((task) => task.adopted).map((task) => task.id);
     if (watching || ids.length === 0) return;
     watching = true;
-    waitActivities.awaitTaskRuns({ batchId, ids }).then(
+    void waitActivities.awaitTaskRuns({ batchId, ids }).then(
       (runs) => {
         watching = false;
         for (const run of runs) {
-          if (run.state === 'ended') ended.push(run.summary);
+          // The job's cost includes its earlier jobs' (its memo), which the totals already have.
+          const before = running.get(run.id)?.priorCostUsd ?? 0;
+          if (run.state === 'ended') ended.push({ ...run.summary, costUsd: Math.max(0, run.summary.costUsd - before) });
           else if (run.state === 'none') ended.push(vanished(run.id));
         }
       },
@@ -250,29 +304,46 @@ export async function agentBatch(input: BatchInput): Promise<BatchTerminal> {
     return info.continueAsNewSuggested || info.historyLength > (input.historyEventLimit ?? HISTORY_EVENT_LIMIT);
   };
 
+  /**
+   * A rerun counts what the batch's earlier runs spent before it starts anything, so its budget
+   * covers the whole batch: every task's ended job, with what that task's earlier jobs cost.
+   */
+  const countEarlierRuns = async (): Promise<void> => {
+    let spent = 0;
+    for (let from = 0; from < total; from += PAGE_SIZE) {
+      const loaded = await loadPage(from);
+      for (const prior of loaded.priors.values()) if (prior.state === 'ended') spent += prior.summary.costUsd;
+      if (from === 0) page = loaded;
+    }
+    totals = { ...totals, costUsd: totals.costUsd + spent };
+  };
+  if (!carry && input.rerun) await countEarlierRuns();
+
   for (;;) {
     budgetSpent();
     await sendStops();
-    while (!stop && running.size < input.concurrency && next < total) {
+    while (!stop && running.size < concurrency && next < total) {
       const { spec, prior } = await taskAt(next);
       next += 1;
-      await takeTask(spec, prior);
+      // Not started after all: it counts as not started.
+      if (!(await takeTask(spec, prior))) next -= 1;
       budgetSpent();
     }
     if (running.size === 0 && (stop || next >= total)) break;
     await sendStops();
     watchAdopted();
-    const stopBefore = stop?.reason;
     await condition(
       () =>
         ended.length > 0 ||
-        stop?.reason !== stopBefore ||
+        // A new stop, or a job the stop must be sent to again.
+        (stop !== undefined && [...running.keys()].some((id) => !stopSent.has(id))) ||
         (!watching && [...running.values()].some((task) => task.adopted)) ||
         historyFull(),
     );
     for (const summary of ended.splice(0)) {
       if (!running.delete(summary.id)) continue;
       totals = addSummary(totals, summary);
+      if (stoppedByBatchBudget(summary)) totals = { ...totals, budgetStopped: (totals.budgetStopped ?? 0) + 1 };
     }
     if (historyFull()) {
       await condition(allHandlersFinished);
@@ -280,7 +351,7 @@ export async function agentBatch(input: BatchInput): Promise<BatchTerminal> {
         ...input,
         carry: {
           next,
-          running: [...running.values()].map((task) => ({ id: task.id, costUsd: task.costUsd, adopted: true })),
+          running: [...running.values()].map((task) => ({ ...task, adopted: true })),
           totals,
           startedAtMs,
           ...(stop ? { stop } : {}),
@@ -290,9 +361,12 @@ export async function agentBatch(input: BatchInput): Promise<BatchTerminal> {
     }
   }
 
+  // A budget spent by the last calls of the last tasks stopped nothing: the batch completed.
+  const stoppedSomething = total - next > 0 || (totals.budgetStopped ?? 0) > 0;
+  const reason = stop?.reason === 'budget_exhausted' && !stoppedSomething ? 'completed' : (stop?.reason ?? 'completed');
   const terminal: BatchTerminal = {
-    reason: stop?.reason ?? 'completed',
-    ...(stop ? { detail: stop.detail } : {}),
+    reason,
+    ...(stop && reason !== 'completed' ? { detail: stop.detail } : {}),
     tasks: total,
     notStarted: total - next,
     outcomes: totals.outcomes,

@@ -17,7 +17,9 @@ export const COST_BUDGET_PATCH = 'cost-budget';
  */
 export function callPricing(session: Session): { pricing?: CallPricing } {
   if (!session.costBudget) return {};
-  return { pricing: { prices: session.modelPrices, requirePrice: session.input.maxBudgetUsd !== undefined } };
+  // A budget, the job's own or its batch's, cannot be kept with a model whose price is unknown.
+  const budgeted = session.input.maxBudgetUsd !== undefined || session.input.batch?.reportCost === true;
+  return { pricing: { prices: session.modelPrices, requirePrice: budgeted } };
 }
 
 /** A model call that answered, counted: its usage and cost against `model`, its API time and retries. */
