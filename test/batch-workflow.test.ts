@@ -12,7 +12,15 @@ import { BATCH_BUDGET_DETAIL, taskJobId } from '../src/shared/batch';
 import type { Terminal } from '../src/shared/terminal';
 import { batchSnapshotQuery } from '../src/workflows/batch-definitions';
 import { effectLines, peakConcurrentTasks, scriptedBatch } from './support/batch';
-import { makeWorkspace, startTemporal, startWorker, tempDir, uniqueTaskQueue, waitFor } from './support/harness';
+import {
+  makeWorkspace,
+  sessionInput,
+  startTemporal,
+  startWorker,
+  tempDir,
+  uniqueTaskQueue,
+  waitFor,
+} from './support/harness';
 import type { ScriptedModelServer } from './support/harness';
 
 jest.setTimeout(180_000);
@@ -184,5 +192,38 @@ describe('workflow: batch', () => {
       reason: 'setup_failed',
       detail: expect.stringContaining('has no branch, tag or commit "no-such-ref"'),
     });
+  });
+
+  test('prune keeps the stored task list of a running batch (and of one closed within the retention)', async () => {
+    const { FileContentStore } = await import('../src/activities/store/content-store');
+    const { jobReferences } = await import('../src/client/prune-jobs');
+    const ref = await new FileContentStore(tempDir('batch-store')).put([
+      { id: 'only', input: sessionInput('/nowhere') },
+    ]);
+    const batchId = `batch-prune-${Date.now()}`;
+    // No worker polls this queue: the batch stays running, as a large batch does for hours.
+    const handle = await env.client.workflow.start('agentBatch', {
+      workflowId: batchId,
+      taskQueue: uniqueTaskQueue('batch-prune'),
+      args: [{ tasks: { ref, count: 1 }, concurrency: 1 } satisfies BatchInput],
+    });
+    try {
+      const roots = await waitFor(
+        async () => {
+          const refs = await jobReferences(env.client, { cutoffMs: Date.now(), queryTimeoutMs: 2_000 });
+          return refs.roots.has(ref) ? refs.roots : undefined;
+        },
+        20_000,
+        'prune to see the running batch',
+      );
+      expect(roots.has(ref)).toBe(true);
+    } finally {
+      await handle.terminate('test over');
+    }
+    // Closed now: kept while the close is within the retention, not once it is older.
+    const closedRoots = async (cutoffMs: number) =>
+      (await jobReferences(env.client, { cutoffMs, queryTimeoutMs: 2_000 })).roots.has(ref);
+    await waitFor(async () => ((await closedRoots(Date.now() - 60 * 60_000)) ? true : undefined), 20_000, 'closed');
+    expect(await closedRoots(Date.now() + 60 * 60_000)).toBe(false);
   });
 });

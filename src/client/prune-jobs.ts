@@ -84,6 +84,14 @@ export async function jobReferences(
     );
   }
 
+  // A batch's task list may be in the store (a large batch): kept while the batch runs, and for
+  // `age` after it closed (its status and export read it), as a job's transcript is.
+  const batches = await list(client, `WorkflowType = 'agentBatch' AND ExecutionStatus != 'ContinuedAsNew'`);
+  await eachLimited(batches, async (batch) => {
+    if (batch.status.name !== 'RUNNING' && (!batch.closeTime || batch.closeTime.getTime() < options.cutoffMs)) return;
+    collectRefs(await firstEvent(client, batch), refs.roots);
+  });
+
   const closed = await list(client, `WorkflowType = 'agentSession' AND ExecutionStatus != 'Running'`);
   await eachLimited(closed, async (job) => {
     const start = startFacts(job, await firstEvent(client, job));
