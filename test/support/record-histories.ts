@@ -16,7 +16,12 @@ import {
   snapshotQuery,
   userMessageSignal,
 } from '../../src/workflows/definitions';
-import { JOB_SEARCH_ATTRIBUTES, startSearchAttributes } from '../../src/workflows/search-attributes';
+import {
+  JOB_SEARCH_ATTRIBUTES,
+  OUTCOME_KEY,
+  RUNNING_OUTCOME,
+  startSearchAttributes,
+} from '../../src/workflows/search-attributes';
 import {
   ScriptedModelServer,
   makeWorkspace,
@@ -353,11 +358,56 @@ const searchAttributeArgs = JOB_SEARCH_ATTRIBUTES.flatMap(({ key, cliType }) => 
   `${key.name}=${cliType}`,
 ]);
 
+/** The batch scenario's name: a batch with a budget that stops it, continuing as new on the way. */
+const BATCH_SCENARIO = 'batch-budget';
+
+/**
+ * A batch of three tasks, two at a time, with a budget their cost reports cross and a history
+ * limit that makes it continue as new: its first run (starting children, cost signals, the stop
+ * sent), its last run (adopted jobs watched by an activity), and one of its jobs (the cost reports
+ * and the batch's budget stop, from the job's side).
+ */
+async function recordBatch(outDir: string): Promise<void> {
+  const { scriptedBatch } = await import('./batch');
+  const env = await startTemporal(searchAttributeArgs);
+  const batch = await scriptedBatch(makeWorkspace({}), 3, { prefix: BATCH_SCENARIO, turns: 3, dollars: true });
+  const taskQueue = uniqueTaskQueue(BATCH_SCENARIO);
+  const { worker, done } = await startWorker(env, batch.router as unknown as ScriptedModelServer, {
+    taskQueue,
+    storeDir: tempDir('store'),
+  });
+  try {
+    const handle = await env.client.workflow.start('agentBatch', {
+      taskQueue,
+      workflowId: `history-${BATCH_SCENARIO}`,
+      args: [{ tasks: { inline: batch.tasks }, concurrency: 2, maxBudgetUsd: 3.5, historyEventLimit: 40 }],
+      typedSearchAttributes: [{ key: OUTCOME_KEY, value: RUNNING_OUTCOME }],
+    });
+    const terminal = (await handle.result()) as { reason: string };
+    const write = async (name: string, runId?: string) => {
+      const history = await env.client.workflow.getHandle(handle.workflowId, runId).fetchHistory();
+      fs.writeFileSync(path.join(outDir, `${name}.json`), `${historyToJSON(history)}\n`);
+      console.log(`${name}: ${history.events?.length} events`);
+    };
+    console.log(`${BATCH_SCENARIO}: ${terminal.reason}`);
+    await write(`${BATCH_SCENARIO}-first-run`, handle.firstExecutionRunId);
+    await write(BATCH_SCENARIO);
+    const job = await env.client.workflow.getHandle(`history-${BATCH_SCENARIO}/t1`).fetchHistory();
+    fs.writeFileSync(path.join(outDir, `${BATCH_SCENARIO}-job.json`), `${historyToJSON(job)}\n`);
+  } finally {
+    worker.shutdown();
+    await done;
+    await batch.close();
+    await env.teardown();
+  }
+}
+
 async function main(): Promise<void> {
   const outDir = path.join(__dirname, '..', 'histories');
   fs.mkdirSync(outDir, { recursive: true });
   // Names on the command line record only those scenarios (a new one, without touching the rest).
   const only = process.argv.slice(2);
+  if (only.length === 0 || only.includes(BATCH_SCENARIO)) await recordBatch(outDir);
   for (const scenario of scenarios.filter((s) => only.length === 0 || only.includes(s.name))) {
     const env = await startTemporal([
       ...(scenario.extraArgs ?? []),
