@@ -13,10 +13,10 @@ import { temporal } from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import type { ScriptedSession } from '../src/model-server';
-import { modelTaskQueue } from '../src/shared/task-queues';
+import { hostTaskQueue, modelTaskQueue } from '../src/shared/task-queues';
 import type { Terminal } from '../src/shared/terminal';
 import { AgentWorker } from '../src/worker/agent-worker';
-import { createWorker } from '../src/worker/create-worker';
+import { createWorker, defaultHostId } from '../src/worker/create-worker';
 import type { WorkerOptions } from '../src/worker/create-worker';
 import { workerLimitsFromEnv } from '../src/worker/worker-limits';
 import { MODEL_TASK_QUEUE_PATCH } from '../src/workflows/activity-proxies';
@@ -122,7 +122,7 @@ function patchMarkers(history: temporal.api.history.v1.IHistory): string[] {
 }
 
 describe('model calls on their own task queue', () => {
-  test('a new job schedules its model calls on <taskQueue>@model, its tools and set-up on its own queue', async () => {
+  test('a new job schedules its model calls on <taskQueue>@model, its tools and set-up on its host queue', async () => {
     const { handles } = await runJobs('model-queue', 1, readThenAnswer('model-queue'), {});
     const handle = handles[0]!;
     const taskQueue = (await handle.describe()).taskQueue;
@@ -130,9 +130,13 @@ describe('model calls on their own task queue', () => {
     const queues = await scheduledQueues(handle);
     const byType = (type: string) => queues.filter(([name]) => name === type).map(([, queue]) => queue);
     expect(byType('callModel')).toEqual([`${taskQueue}@model`, `${taskQueue}@model`]);
-    expect(byType('runTool')).toEqual([taskQueue]);
-    expect(byType('loadSettings')).toEqual([taskQueue]);
-    expect(byType('buildSystemPrompt')).toEqual([taskQueue]);
+    // Tools and workspace reads go to the queue of the host that holds the workspace; the claim
+    // that finds it, to the job's own queue.
+    const host = hostTaskQueue(taskQueue, defaultHostId());
+    expect(byType('claimWorkspace')).toEqual([taskQueue]);
+    expect(byType('runTool')).toEqual([host]);
+    expect(byType('loadSettings')).toEqual([host]);
+    expect(byType('buildSystemPrompt')).toEqual([host]);
     expect(patchMarkers(await handle.fetchHistory())).toContain(MODEL_TASK_QUEUE_PATCH);
   });
 

@@ -10,6 +10,7 @@ import type {
 } from '../shared/activity-types';
 import { loadPermissionSettings, loadSettingsLayers } from './permission-settings';
 import type { LoadSettingsInput, LoadSettingsResult } from '../shared/activity-types';
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { defaultBashEnv } from './tools';
@@ -49,6 +50,27 @@ export interface ActivityDeps {
    * outside the data folder, which the sandbox hides from Bash.
    */
   worktreeRoot?: string;
+  /** The queue of this worker's host (`hostTaskQueue`), which `claimWorkspace` hands to a job. */
+  hostQueue?: string;
+}
+
+/**
+ * Tell a starting job which host holds its workspace: the queue of this worker's host, when the
+ * workspace is a folder here. When it is not, the call fails and is retried, and the retry may reach
+ * a worker of the host that has it; a job whose workspace no worker has ends \`setup_failed\`.
+ */
+async function claimWorkspace(
+  hostQueue: string | undefined,
+  input: { workspace: string },
+): Promise<{ hostQueue?: string }> {
+  const stat = await fs.promises.stat(input.workspace).catch(() => undefined);
+  if (!stat?.isDirectory()) {
+    throw ApplicationFailure.create({
+      message: `the workspace ${input.workspace} is not a folder on ${os.hostname()} (${hostQueue ?? 'no host queue'})`,
+      type: 'workspace_not_here',
+    });
+  }
+  return hostQueue ? { hostQueue } : {};
 }
 
 /** The default of `ActivityDeps.worktreeRoot`. */
@@ -87,6 +109,7 @@ export function createActivities(deps: ActivityDeps) {
         });
       }
     },
+    claimWorkspace: (input: { workspace: string }) => claimWorkspace(deps.hostQueue, input),
     loadBatchTasks: (input: { ref: string; from: number; count: number }) => loadBatchTasks(store, input),
     priorTaskRuns,
     awaitTaskRuns,

@@ -196,6 +196,8 @@ export interface ResumeState {
   modelLimits?: ModelLimitsEntry[];
   /** Model prices from the job and its settings, resolved at start. */
   modelPrices?: ModelPricesEntry[];
+  /** The queue of the host that holds the workspace (`hostTaskQueue`), found at start. */
+  hostQueue?: string;
   maxTurns: number | undefined;
   inbox: string[];
   events: SessionEvent[];

@@ -15,3 +15,15 @@ export const MODEL_TASK_QUEUE_SUFFIX = '@model';
 export function modelTaskQueue(taskQueue: string): string {
   return `${taskQueue}${MODEL_TASK_QUEUE_SUFFIX}`;
 }
+
+/** What a host queue's name adds to its job's task queue, before the host's id. */
+export const HOST_TASK_QUEUE_INFIX = '@host:';
+
+/**
+ * The task queue of one host (Temporal's worker-specific task queue pattern):
+ * `<taskQueue>@host:<hostId>`. Every worker also polls the queue of its own host; a job sends its
+ * tool calls, hooks and workspace reads to the queue of the host that holds its workspace.
+ */
+export function hostTaskQueue(taskQueue: string, hostId: string): string {
+  return `${taskQueue}${HOST_TASK_QUEUE_INFIX}${hostId}`;
+}

@@ -13,7 +13,14 @@ export class AgentWorker {
     readonly main: Worker,
     /** `callModel` and `compactConversation`, on `modelTaskQueue`. */
     readonly model: Worker,
+    /** Tools, hooks and workspace reads of the jobs whose workspace is on this host, on `hostTaskQueue`. */
+    readonly host?: Worker,
   ) {}
+
+  /** The Temporal Workers, in the order they start. */
+  private get all(): Worker[] {
+    return this.host ? [this.main, this.model, this.host] : [this.main, this.model];
+  }
 
   get taskQueue(): string {
     return this.main.options.taskQueue;
@@ -29,7 +36,7 @@ export class AgentWorker {
    * the first failure is what this rejects with.
    */
   async run(): Promise<void> {
-    const workers = [this.main, this.model];
+    const workers = this.all;
     const failures: unknown[] = [];
     await Promise.all(
       workers.map(async (worker) => {
@@ -70,7 +77,7 @@ export class AgentWorker {
 
   /** Stop polling on both queues; running calls finish within the grace time. Safe to call twice. */
   shutdown(): void {
-    for (const worker of [this.main, this.model]) {
+    for (const worker of this.all) {
       if (worker.getState() === 'RUNNING') worker.shutdown();
     }
   }
@@ -80,17 +87,27 @@ export class AgentWorker {
    * `RUNNING` while the second is still starting, else `STOPPING` (one has begun to stop).
    */
   getState(): State {
-    const states = [this.main.getState(), this.model.getState()];
+    const states = this.all.map((worker) => worker.getState());
     if (states.includes('FAILED')) return 'FAILED';
-    if (states[0] === states[1]) return states[0] as State;
+    if (states.every((state) => state === states[0])) return states[0] as State;
     if (states.every((state) => state === 'INITIALIZED' || state === 'RUNNING')) return 'RUNNING';
     return 'STOPPING';
   }
 
   /** Each worker's status, and the activities running on both. */
-  getStatus(): { main: WorkerStatus; model: WorkerStatus; numInFlightActivities: number } {
+  getStatus(): { main: WorkerStatus; model: WorkerStatus; host?: WorkerStatus; numInFlightActivities: number } {
     const main = this.main.getStatus();
     const model = this.model.getStatus();
-    return { main, model, numInFlightActivities: main.numInFlightActivities + model.numInFlightActivities };
+    const host = this.host?.getStatus();
+    return {
+      main,
+      model,
+      ...(host ? { host } : {}),
+      numInFlightActivities: main.numInFlightActivities + model.numInFlightActivities + (host?.numInFlightActivities ?? 0),
+    };
+  }
+
+  get hostTaskQueue(): string | undefined {
+    return this.host?.options.taskQueue;
   }
 }

@@ -1,11 +1,12 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { NativeConnection, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import type { ActivityInterceptorsFactory, WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import type { ActivityDeps } from '../activities';
 import { DEFAULT_TASK_QUEUE } from '../workflows/definitions';
-import { modelTaskQueue } from '../shared/task-queues';
+import { hostTaskQueue, modelTaskQueue } from '../shared/task-queues';
 import { AgentWorker } from './agent-worker';
 import { packageRoot } from './package-root';
 import { SHUTDOWN_FORCE_MARGIN_MS } from './shutdown-grace';
@@ -39,6 +40,17 @@ export interface WorkerOptions {
   modelRatePerSecond?: number;
   /** Workflow-side knobs for many concurrent jobs on one worker; Temporal's defaults when unset. */
   workflowTuning?: WorkflowTuning;
+  /**
+   * This worker's host, whose queue (`hostTaskQueue`) it polls besides the job's: jobs whose
+   * workspace it holds send their tools there. Default `DURABLE_AGENT_HOST_ID`, else the host name;
+   * workers that see the same files (one machine, one shared file system) may share it.
+   */
+  hostId?: string;
+}
+
+/** The host id of a worker: `DURABLE_AGENT_HOST_ID`, else the machine's host name. */
+export function defaultHostId(env: NodeJS.ProcessEnv = process.env): string {
+  return env.DURABLE_AGENT_HOST_ID?.trim() || os.hostname();
 }
 
 /** Passed to the main worker as they are (see the Temporal worker options of the same names). */
@@ -117,7 +129,8 @@ export async function createWorker(options: WorkerOptions): Promise<AgentWorker>
     (fromEnv ? { codePath: fromEnv } : undefined) ??
     (runningCompiled && fs.existsSync(prebuilt) ? { codePath: prebuilt } : await (bundlePromise ??= bundleWorkflows()));
   const taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUE;
-  const activities = createActivities(options.activities);
+  const hostQueue = hostTaskQueue(taskQueue, options.hostId ?? defaultHostId());
+  const activities = createActivities({ ...options.activities, hostQueue });
   const modelActivities = Object.fromEntries(MODEL_ACTIVITY_NAMES.map((name) => [name, activities[name]]));
   const common = {
     connection: options.connection,
@@ -157,7 +170,15 @@ export async function createWorker(options: WorkerOptions): Promise<AgentWorker>
       ? { maxTaskQueueActivitiesPerSecond: options.modelRatePerSecond }
       : {}),
   });
-  return new AgentWorker(main, model);
+  const host = await Worker.create({
+    ...common,
+    taskQueue: hostQueue,
+    activities: Object.fromEntries(
+      Object.entries(activities).filter(([name]) => !(MODEL_ACTIVITY_NAMES as readonly string[]).includes(name)),
+    ),
+    maxConcurrentActivityTaskExecutions: options.toolConcurrency ?? DEFAULT_TOOL_CONCURRENCY,
+  });
+  return new AgentWorker(main, model, host);
 }
 
 /** Webpack's progress is noise; its warnings and errors are not. */

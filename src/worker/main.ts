@@ -8,7 +8,7 @@ import { SandboxEngine } from '../activities/sandbox/engine';
 import { unsandboxedReach } from '../activities/sandbox/reach';
 import { buildToolEnv, isSecretEnvName, toolEnvNames } from '../activities/tools/bash-env';
 import { anthropicFromEnv } from './anthropic-client';
-import { createWorker } from './create-worker';
+import { createWorker, defaultHostId } from './create-worker';
 import { SECRETS_FD_VAR, receiveSecrets, scrubSecrets } from './secret-handoff';
 import { workerSandboxOptions } from './sandbox-options';
 import { formatGrace, shutdownGraceFromEnv } from './shutdown-grace';
@@ -73,6 +73,7 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
       namespace: target.namespace,
       taskQueue: config.DURABLE_AGENT_TASK_QUEUE || undefined,
       identity: `durable-agent@${os.hostname()}:${process.pid}`,
+      hostId: defaultHostId(config),
       shutdownGraceMs,
       ...limits,
       activities: {
@@ -88,7 +89,8 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
     });
     console.error(
       `durable-agent worker polling ${target.address} (${target.namespace}), task queue ${worker.taskQueue}, ` +
-        `model calls on ${worker.modelTaskQueue} (${describeLimits(limits)})`,
+        `model calls on ${worker.modelTaskQueue} (${describeLimits(limits)}), ` +
+        `tools of the workspaces on this host on ${worker.hostTaskQueue}`,
     );
     // Calls a worker that died here was running retry now, not at their heartbeat timeout, and
     // the process groups it left behind are adopted by those retries or killed.

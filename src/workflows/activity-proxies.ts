@@ -45,7 +45,20 @@ function modelCallQueue(): Pick<ActivityOptions, 'taskQueue'> {
  * it does (`turn 3 · Read src/auth/login.ts`), which the Temporal UI shows on the activity. Tool
  * calls get one stub per `tool_use_id` so the activity id names the call too.
  */
-export function sessionActivities(timeouts: SessionTimeouts, turn: () => number = () => 0) {
+/**
+ * Guards workspace affinity: a new job first asks which host holds its workspace
+ * (`claimWorkspace`), then sends its tool calls, hooks and workspace reads to that host's queue.
+ * Jobs recorded before it sent them to the job's own queue, and replay so; asked once, at the start.
+ */
+export const WORKSPACE_AFFINITY_PATCH = 'workspace-affinity';
+
+/** Where a job's workspace work goes: the queue of the host that holds the workspace, once known. */
+export interface WorkspaceRoute {
+  hostQueue?: string;
+}
+
+export function sessionActivities(timeouts: SessionTimeouts, turn: () => number = () => 0, route: WorkspaceRoute = {}) {
+  const onHost = (): Pick<ActivityOptions, 'taskQueue'> => (route.hostQueue ? { taskQueue: route.hostQueue } : {});
   // Each call's start-to-close timeout comes from its max_tokens (`modelStartToCloseMs`).
   const modelOptions: ActivityOptions = {
     heartbeatTimeout: timeouts.modelHeartbeatMs,
@@ -73,15 +86,24 @@ export function sessionActivities(timeouts: SessionTimeouts, turn: () => number 
     startToCloseTimeout: 60_000,
     retry: { initialInterval: 1_000, maximumAttempts: 10 },
   };
+  // The store's (transcripts) go to any worker; the workspace's (settings, system prompt) to its host.
   const local = (what: string) =>
-    proxyActivities<
-      Pick<
-        Activities,
-        'buildSystemPrompt' | 'commitTranscript' | 'loadPermissionSettings' | 'loadSettings' | 'seedConversation'
-      >
-    >({ ...localOptions, summary: what });
+    proxyActivities<Pick<Activities, 'commitTranscript' | 'seedConversation'>>({ ...localOptions, summary: what });
+  const inWorkspace = (what: string) =>
+    proxyActivities<Pick<Activities, 'buildSystemPrompt' | 'loadPermissionSettings' | 'loadSettings'>>({
+      ...localOptions,
+      ...onHost(),
+      summary: what,
+    });
+  // A worker of another host may take the claim first: its retries, a second apart, reach the others.
+  const claim = proxyActivities<Pick<Activities, 'claimWorkspace'>>({
+    startToCloseTimeout: 30_000,
+    retry: { initialInterval: 500, backoffCoefficient: 1.5, maximumInterval: 2_000, maximumAttempts: 6 },
+    summary: 'setup · find the host of the workspace',
+  });
   const toolStub = (input: Parameters<Activities['runTool']>[0]) =>
     proxyActivities<Pick<Activities, 'runTool'>>({
+      ...onHost(),
       activityId: `tool-${input.toolUse.id}`,
       summary: activitySummary(turn(), toolCallLabel(input.toolUse, input.workspace)),
       // Bash may run for ten minutes; the heartbeat, not this, detects a dead worker.
@@ -93,6 +115,7 @@ export function sessionActivities(timeouts: SessionTimeouts, turn: () => number 
   // All of an event's hooks run in one activity, in parallel: it may take as long as the slowest.
   const hookStub = (key: string, input: Parameters<Activities['runHooks']>[0]) =>
     proxyActivities<Pick<Activities, 'runHooks'>>({
+      ...onHost(),
       activityId: `hook-${key}`,
       summary: activitySummary(turn(), hookLabel(input)),
       startToCloseTimeout: Math.max(...input.hooks.map((hook) => hookTimeoutSec(hook))) * 1000 + 60_000,
@@ -119,12 +142,14 @@ export function sessionActivities(timeouts: SessionTimeouts, turn: () => number 
         summary: activitySummary(turn(), `compact (${input.trigger}) · model ${input.model}`),
       }).compactConversation(input),
     buildSystemPrompt: (input: Parameters<Activities['buildSystemPrompt']>[0]) =>
-      local(setup('system prompt')).buildSystemPrompt(input),
+      inWorkspace(setup('system prompt')).buildSystemPrompt(input),
     commitTranscript: (input: Parameters<Activities['commitTranscript']>[0]) =>
       local(activitySummary(turn(), 'save the transcript')).commitTranscript(input),
     loadPermissionSettings: (input: Parameters<Activities['loadPermissionSettings']>[0]) =>
-      local(setup('permission settings')).loadPermissionSettings(input),
-    loadSettings: (input: Parameters<Activities['loadSettings']>[0]) => local(setup('settings')).loadSettings(input),
+      inWorkspace(setup('permission settings')).loadPermissionSettings(input),
+    loadSettings: (input: Parameters<Activities['loadSettings']>[0]) =>
+      inWorkspace(setup('settings')).loadSettings(input),
+    claimWorkspace: (input: Parameters<Activities['claimWorkspace']>[0]) => claim.claimWorkspace(input),
     seedConversation: (input: Parameters<Activities['seedConversation']>[0]) =>
       local(setup('resumed conversation')).seedConversation(input),
     runTool: (input: Parameters<Activities['runTool']>[0]) => toolStub(input).runTool(input),

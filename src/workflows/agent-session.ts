@@ -1,4 +1,5 @@
 import {
+  ActivityFailure,
   allHandlersFinished,
   condition,
   continueAsNew,
@@ -15,7 +16,8 @@ import { DEFAULT_SESSION_TIMEOUTS, initialState } from '../shared/session';
 import type { SessionInput, State } from '../shared/session';
 import type { Terminal } from '../shared/terminal';
 import type { PendingUserMessage } from '../shared/transcript';
-import { sessionActivities } from './activity-proxies';
+import { sessionActivities, WORKSPACE_AFFINITY_PATCH } from './activity-proxies';
+import type { SessionActivities, WorkspaceRoute } from './activity-proxies';
 import {
   contextOf,
   contextPhase,
@@ -62,11 +64,18 @@ export async function agentSession(input: SessionInput): Promise<Terminal> {
   // A State carried over by an older version of this workflow may lack newer fields.
   let state: State = input.resume ? { ...initialState(input), ...input.resume.state } : initialState(input);
   // Each activity's summary names the turn it belongs to.
-  const activities = sessionActivities(timeouts, () => state.turnCount);
+  // The host that holds the workspace, once the job knows it: its tools go to that host's queue.
+  const route: WorkspaceRoute = input.resume?.hostQueue ? { hostQueue: input.resume.hostQueue } : {};
+  const activities = sessionActivities(timeouts, () => state.turnCount, route);
   const control = new SessionControl(input.maxTurns, input.resume, () => state);
   control.install();
 
   const info = workflowInfo();
+  if (!input.resume && input.batch?.setupError === undefined && patched(WORKSPACE_AFFINITY_PATCH)) {
+    const claimed = await claimWorkspace(activities, input.workspace);
+    if (claimed.kind === 'failed') return setupFailed(control, state, claimed.detail);
+    if (claimed.hostQueue) route.hostQueue = claimed.hostQueue;
+  }
   const prepared = await prepareSession(input, `${info.workflowId}/${info.firstExecutionRunId}`, activities, control);
   if (prepared.kind === 'failed') return setupFailed(control, state, prepared.detail);
   const session = prepared.session;
@@ -133,6 +142,7 @@ export async function agentSession(input: SessionInput): Promise<Terminal> {
             ...(session.hooksConfig ? { hooks: session.hooksConfig } : {}),
             ...(session.modelLimits.length ? { modelLimits: session.modelLimits } : {}),
             ...(session.modelPrices.length ? { modelPrices: session.modelPrices } : {}),
+            ...(route.hostQueue ? { hostQueue: route.hostQueue } : {}),
             ...control.carryOver(),
           },
         });
@@ -495,4 +505,25 @@ function withQueuedUserInput(session: Session, state: State): State {
     : [...state.pending, { role: 'user', content: [{ type: 'text', text }] }];
   // New instructions start a new stretch: Stop hooks that blocked before count from zero again.
   return { ...state, pending, ...(state.stopHookBlocks ? { stopHookBlocks: 0 } : {}) };
+}
+
+/**
+ * Which host holds the workspace: the queue of the worker that found it a folder. When none of
+ * the workers the claim reached has it, the job cannot start.
+ */
+async function claimWorkspace(
+  activities: SessionActivities,
+  workspace: string,
+): Promise<{ kind: 'ready'; hostQueue?: string } | { kind: 'failed'; detail: string }> {
+  try {
+    return { kind: 'ready', ...(await activities.claimWorkspace({ workspace })) };
+  } catch (error) {
+    if (!(error instanceof ActivityFailure)) throw error;
+    return {
+      kind: 'failed',
+      detail:
+        `no worker of this job's task queue has the workspace ${workspace} (${error.cause?.message ?? error.message}): ` +
+        'check the path, or start a worker on the machine that holds it',
+    };
+  }
 }
