@@ -103,7 +103,8 @@ export class AgentWorker {
       main,
       model,
       ...(host ? { host } : {}),
-      numInFlightActivities: main.numInFlightActivities + model.numInFlightActivities + (host?.numInFlightActivities ?? 0),
+      numInFlightActivities:
+        main.numInFlightActivities + model.numInFlightActivities + (host?.numInFlightActivities ?? 0),
     };
   }
 
