@@ -1,6 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
+import { modelTaskQueue } from '../src/shared/task-queues';
 import { createActivities } from '../src/activities';
 import { runTool } from '../src/activities/run-tool';
 import { SandboxEngine } from '../src/activities/sandbox/engine';
@@ -53,12 +54,21 @@ describe('a tool that reports nothing for longer than the heartbeat timeout', ()
       anthropic: () => new Anthropic({ apiKey: 'test-key', baseURL: server.url, maxRetries: 0 }),
       storeDir,
     };
+    const activities = createActivities(activityDeps);
+    // Model calls go to the job's model queue, which a worker of createWorker's polls beside the job's.
+    const modelWorker = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue: modelTaskQueue(taskQueue),
+      activities: { callModel: activities.callModel, compactConversation: activities.compactConversation },
+      maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE_MS,
+      defaultHeartbeatThrottleInterval: HEARTBEAT_THROTTLE_MS,
+    });
     const worker = await Worker.create({
       connection: env.nativeConnection,
       taskQueue,
       workflowBundle: await bundleWorkflows(),
       activities: {
-        ...createActivities(activityDeps),
+        ...activities,
         runTool: (input: Parameters<typeof runTool>[1]) =>
           runTool(
             {
@@ -75,11 +85,13 @@ describe('a tool that reports nothing for longer than the heartbeat timeout', ()
     });
     try {
       const terminal = (await worker.runUntil(
-        env.client.workflow.execute('agentSession', {
-          taskQueue,
-          workflowId: `silent-tool-${Date.now()}`,
-          args: [sessionInput(workspace, { timeouts: DEFAULT_SESSION_TIMEOUTS })],
-        }),
+        modelWorker.runUntil(
+          env.client.workflow.execute('agentSession', {
+            taskQueue,
+            workflowId: `silent-tool-${Date.now()}`,
+            args: [sessionInput(workspace, { timeouts: DEFAULT_SESSION_TIMEOUTS })],
+          }),
+        ),
       )) as Terminal;
       expect(terminal.reason).toBe('completed');
       expect(calls).toBe(1);
