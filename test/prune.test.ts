@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -24,32 +23,14 @@ import {
   uniqueTaskQueue,
   waitFor,
 } from './support/harness';
+import { runCli } from './support/cli';
 import { editCall, readCall, textReply, waitForSnapshot } from './support/jobs';
 
 const root = path.join(__dirname, '..');
 const DAY = 24 * 60 * 60_000;
 
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 /** The real CLI, from source, as `durable-agent` runs it. */
-function cli(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
-  return new Promise((resolve) => {
-    const child = spawn(
-      process.execPath,
-      ['-r', 'ts-node/register/transpile-only', path.join(root, 'src/client/cli.ts'), ...args],
-      { cwd: root, env },
-    );
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const cli = runCli;
 
 /** The segments of a transcript, head first, read from the files themselves. */
 function chainOf(storeRoot: string, head: ContentRef | null): string[] {

@@ -16,11 +16,11 @@ import {
   taskRows,
 } from './batch';
 import { readBatchTasks } from './batch-tasks';
-import { connect } from './connect';
+import { withClient } from './connect';
 import type { Connected } from './connect';
 import { chosenFormat, parseOutputFormat } from './output-format';
 import type { OutputFormat } from './output-format';
-import { parseBudgetUsd, parsePositiveInt } from './session-options';
+import { collect, parseBudgetUsd, parsePositiveInt } from './session-options';
 import type { RunFlags } from './session-options';
 
 /** `batch`'s own flags; the rest are the tasks' defaults, as `run` takes them. */
@@ -35,20 +35,7 @@ type BatchFlags = Omit<RunFlags, 'maxBudgetUsd' | 'cwd'> & {
   outputFormat?: OutputFormat;
 };
 
-async function withClient<T>(withWorker: boolean, fn: (connected: Connected) => Promise<T>): Promise<T> {
-  const connected = await connect({ withWorker });
-  try {
-    return await fn(connected);
-  } finally {
-    await connected.connection.close();
-  }
-}
-
 const say = (line: string) => process.stderr.write(`${line}\n`);
-
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
-}
 
 /** A batch id from the tasks file's name: `tasks.jsonl` → `tasks`. */
 function defaultBatchId(file: string): string {

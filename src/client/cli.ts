@@ -21,8 +21,7 @@ import { pendingApprovalFor } from './approvals';
 import { listJobs, parseOutcome } from './job-list';
 import type { OutcomeFilter } from './job-list';
 import { dataHome } from './config';
-import { connect } from './connect';
-import type { Connected } from './connect';
+import { withClient } from './connect';
 import { runDemo } from './demo';
 import { stopEmbedded } from './embedded';
 import { follow, newJobId, startOrAttach } from './jobs';
@@ -41,20 +40,16 @@ import {
 } from './output-format';
 import type { OutputFormat } from './output-format';
 import type { FollowListener } from './live-events';
-import { hasModelCredentials, liveEmbeddedWorkerHasCredentials } from './embedded';
-import { temporalTargetFromEnv } from './config';
-import { buildSessionInput, parseBudgetUsd, headlessReason, parkWarning, parsePositiveInt } from './session-options';
+import { refuseWithoutCredentials } from './embedded';
+import {
+  buildSessionInput,
+  collect,
+  parseBudgetUsd,
+  headlessReason,
+  parkWarning,
+  parsePositiveInt,
+} from './session-options';
 import type { RunFlags } from './session-options';
-
-/** Runs `fn` with a Temporal connection and closes it afterwards. */
-async function withClient<T>(withWorker: boolean, fn: (connected: Connected) => Promise<T>): Promise<T> {
-  const connected = await connect({ withWorker });
-  try {
-    return await fn(connected);
-  } finally {
-    await connected.connection.close();
-  }
-}
 
 /** This package's version, from its package.json (the same file in a checkout and an install). */
 function packageVersion(): string {
@@ -62,10 +57,6 @@ function packageVersion(): string {
     version: string;
   };
   return manifest.version;
-}
-
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
 }
 
 /** `run`'s flags as commander hands them over. */
@@ -152,19 +143,6 @@ async function readStdin(): Promise<string> {
     }
   }
   return text;
-}
-
-/**
- * A headless run on the embedded server from a shell without model credentials would start a
- * worker that cannot call the model, and wait for one that can for as long as it takes: in a
- * pipeline, until its timeout, in silence. Refused at once instead (a detached job may wait).
- */
-function refuseWithoutCredentials(env: NodeJS.ProcessEnv): void {
-  if (temporalTargetFromEnv(env) || hasModelCredentials(env) || liveEmbeddedWorkerHasCredentials()) return;
-  throw new InvalidArgumentError(
-    'ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) is not set, so the embedded worker this run starts cannot call the model: ' +
-      'set it (in CI, from a secret), or use --detach to start the job and let it wait for a worker that has it.',
-  );
 }
 
 /** What a quiet (json) run still writes to stderr: what someone may have to act on. */

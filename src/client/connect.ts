@@ -44,3 +44,13 @@ export async function connect(options: { withWorker: boolean; env?: NodeJS.Proce
     embedded: true,
   };
 }
+
+/** Runs `fn` with a Temporal connection and closes it afterwards. */
+export async function withClient<T>(withWorker: boolean, fn: (connected: Connected) => Promise<T>): Promise<T> {
+  const connected = await connect({ withWorker });
+  try {
+    return await fn(connected);
+  } finally {
+    await connected.connection.close();
+  }
+}

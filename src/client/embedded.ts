@@ -5,9 +5,10 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import net from 'node:net';
 import { Connection } from '@temporalio/client';
+import { InvalidArgumentError } from 'commander';
 import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes';
 import { msToTs } from '@temporalio/common/lib/time';
-import { dataHome, formatAge, retentionFromEnv } from './config';
+import { dataHome, formatAge, retentionFromEnv, temporalTargetFromEnv } from './config';
 import { freePort, isListening, isProcessAlive } from './free-port';
 import { findTemporalBinary } from './temporal-binary';
 import { handOverSecrets, secretHandoffSpawn } from '../worker/secret-handoff';
@@ -433,4 +434,17 @@ async function stopProcess(pid: number, waitMs = 10_000, onSlow?: () => void): P
 /** `env` without anything named like a credential. */
 function withoutSecrets(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(env).filter(([name]) => !isSecretEnvName(name)));
+}
+
+/**
+ * A headless run on the embedded server from a shell without model credentials would start a
+ * worker that cannot call the model, and wait for one that can for as long as it takes: in a
+ * pipeline, until its timeout, in silence. Refused at once instead (a detached job may wait).
+ */
+export function refuseWithoutCredentials(env: NodeJS.ProcessEnv, what = 'run'): void {
+  if (temporalTargetFromEnv(env) || hasModelCredentials(env) || liveEmbeddedWorkerHasCredentials()) return;
+  throw new InvalidArgumentError(
+    `ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) is not set, so the embedded worker this ${what} starts cannot call the model: ` +
+      `set it (in CI, from a secret), or use --detach to start the ${what === 'run' ? 'job' : what} and let it wait for a worker that has it.`,
+  );
 }

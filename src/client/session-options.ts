@@ -273,3 +273,8 @@ export function parkWarning(input: SessionInput, headless: string | undefined): 
     `${bound}, and --permission-mode dontAsk refuses such calls instead.`
   );
 }
+
+/** commander's collector for a repeatable option (`--allow R --allow R2`). */
+export function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}

@@ -84,20 +84,15 @@ export interface BatchCarry {
   stopSent: string[];
 }
 
-/** The result of an `agentBatch` workflow. */
-export interface BatchTerminal {
+/** The result of an `agentBatch` workflow: the totals, with the batch's own wall time. */
+export interface BatchTerminal extends Pick<BatchTotals, 'outcomes' | 'turns' | 'costUsd' | 'skipped' | 'continued'> {
   reason: 'completed' | 'aborted' | 'budget_exhausted';
   detail?: string;
   tasks: number;
   /** Tasks never started (the batch was aborted or its budget spent first). */
   notStarted: number;
-  outcomes: Record<string, number>;
-  turns: number;
-  costUsd: number;
-  /** The batch's wall time, from its first start to its end. */
+  /** The batch's wall time, from its first start to its end (not the tasks' sum). */
   durationMs: number;
-  skipped: number;
-  continued: number;
   maxBudgetUsd?: number;
 }
 

@@ -14,25 +14,14 @@ export interface CliResult {
  * and closed at once, so a run never waits for piped input that is not coming.
  */
 export function runCli(args: string[], env: NodeJS.ProcessEnv, stdin = ''): Promise<CliResult> {
-  return new Promise((resolve) => {
-    const child = spawn(
-      process.execPath,
-      ['-r', 'ts-node/register/transpile-only', path.join(root, 'src/client/cli.ts'), ...args],
-      { cwd: root, env },
-    );
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(stdin);
-  });
+  return startCli(args, env, stdin).done;
 }
 
 /** The CLI started in its own process, for a test that kills it part-way (`child.kill('SIGKILL')`). */
 export function startCli(
   args: string[],
   env: NodeJS.ProcessEnv,
+  stdin = '',
 ): { child: import('node:child_process').ChildProcess; done: Promise<CliResult>; output(): string } {
   const child = spawn(
     process.execPath,
@@ -43,7 +32,7 @@ export function startCli(
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  child.stdin.end();
+  child.stdin.end(stdin);
   const done = new Promise<CliResult>((resolve) => child.on('exit', (code) => resolve({ code, stdout, stderr })));
   return { child, done, output: () => stdout + stderr };
 }
