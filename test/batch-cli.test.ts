@@ -231,4 +231,16 @@ describe('durable-agent batch (CLI, worker and dev server in processes of their 
     expect(unknown.stderr).toContain('no-such-batch');
     expect(unknown.stderr).not.toMatch(/\n\s+at /);
   });
+
+  test('on the embedded default without model credentials a batch is refused at once, not left waiting all night', async () => {
+    const noKey: NodeJS.ProcessEnv = { ...process.env, DURABLE_AGENT_HOME: tempDir('batch-no-key') };
+    for (const name of ['TEMPORAL_ADDRESS', 'ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN']) delete noKey[name];
+    const result = await runCli(['batch', tasksFile], noKey);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) is not set');
+    expect(result.stderr).toContain('the embedded worker this batch starts cannot call the model');
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+    // Refused before anything started: no embedded server was brought up for it.
+    expect(fs.existsSync(path.join(noKey.DURABLE_AGENT_HOME!, 'embedded-server.json'))).toBe(false);
+  });
 });

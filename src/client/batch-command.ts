@@ -17,6 +17,7 @@ import {
 } from './batch';
 import { readBatchTasks } from './batch-tasks';
 import { withClient } from './connect';
+import { refuseWithoutCredentials } from './embedded';
 import type { Connected } from './connect';
 import { chosenFormat, parseOutputFormat } from './output-format';
 import type { OutputFormat } from './output-format';
@@ -101,6 +102,8 @@ export function addBatchCommands(program: Command): void {
           `--concurrency ${flags.concurrency} is over the ${MAX_CONCURRENCY} tasks a batch may run at once.`,
         );
       }
+      // Nobody watches a batch: one that could only wait for credentials is refused at once.
+      if (!flags.detach) refuseWithoutCredentials(process.env, 'batch');
       const { concurrency, maxBudgetUsd, taskMaxBudgetUsd, ...taskFlags } = flags;
       const tasks = readBatchTasks(
         file,
