@@ -3,12 +3,14 @@
  * the batch budget, abort, a rerun that skips finished tasks and continues stopped ones from their
  * conversation, and continue-as-new with jobs still running.
  */
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import { promisify } from 'node:util';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { BatchInput, BatchSnapshot, BatchTerminal } from '../src/shared/batch';
 import { BATCH_BUDGET_DETAIL, taskJobId } from '../src/shared/batch';
+import { findTemporalBinary } from '../src/client/temporal-binary';
 import type { Terminal } from '../src/shared/terminal';
 import { batchSnapshotQuery } from '../src/workflows/batch-definitions';
 import { effectLines, peakConcurrentTasks, scriptedBatch } from './support/batch';
@@ -22,6 +24,8 @@ import {
   waitFor,
 } from './support/harness';
 import type { ScriptedModelServer } from './support/harness';
+
+const run = promisify(execFile);
 
 jest.setTimeout(180_000);
 
@@ -225,5 +229,34 @@ describe('workflow: batch', () => {
       (await jobReferences(env.client, { cutoffMs, queryTimeoutMs: 2_000 })).roots.has(ref);
     await waitFor(async () => ((await closedRoots(Date.now() - 60 * 60_000)) ? true : undefined), 20_000, 'closed');
     expect(await closedRoots(Date.now() + 60 * 60_000)).toBe(false);
+  });
+
+  test('malformed signals from the temporal CLI leave a running batch running; a garbled abort still stops it', async () => {
+    const { batch, start } = await withBatch('batch-signals', 3, { chunkDelayMs: 300 });
+    const handle = await start({ concurrency: 1, maxBudgetUsd: 100 });
+    await waitFor(async () => (batch.router.calls.length >= 1 ? true : undefined), 30_000, 'the first task streaming');
+    const signal = (name: string, ...inputs: string[]) =>
+      run(
+        findTemporalBinary(),
+        ['workflow', 'signal', '--address', env.address, '--workflow-id', handle.workflowId, '--name', name].concat(
+          inputs.flatMap((input) => ['--input', input]),
+        ),
+        { timeout: 30_000 },
+      );
+    // Garbage for a job's cost report, a cost that would spend the budget at once but names no
+    // task, a negative cost, and two arguments where one is taken.
+    await signal('taskCost', '"garbage"');
+    await signal('taskCost', '{"taskId":"nobody","costUsd":1000}');
+    await signal('taskCost', '{"taskId":"t1","costUsd":-5}');
+    await signal('taskCost', '{"taskId":"t1","costUsd":0.5}', '"two"');
+    const after: BatchSnapshot = await handle.query(batchSnapshotQuery);
+    expect(after.stop).toBeUndefined();
+    expect(after.spentUsd).toBeLessThan(100);
+    expect(after.running.map((task) => task.id)).toEqual(['t1']);
+    // An abort whose reason is not text still stops the batch, as it stops a job: stopping is
+    // what the sender wanted.
+    await signal('abort', '{"why":1}');
+    const terminal = (await handle.result()) as BatchTerminal;
+    expect(terminal).toMatchObject({ reason: 'aborted', detail: 'aborted by request', notStarted: 2 });
   });
 });
