@@ -2,7 +2,9 @@ import {
   QueryNotRegisteredError,
   WorkflowNotFoundError,
   defaultPayloadConverter,
+  isGrpcCancelledError,
   isGrpcDeadlineError,
+  isGrpcServiceError,
 } from '@temporalio/client';
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import type { Payload } from '@temporalio/common';
@@ -60,12 +62,13 @@ export async function jobReferences(
   await eachLimited(open, async (job) => {
     const handle = client.workflow.getHandle(job.workflowId);
     let answer: ContentRef[];
+    const deadline = Date.now() + options.queryTimeoutMs;
     try {
       // A deadline, not a race: an abandoned query would go on retrying after the connection closed.
-      answer = await client.withDeadline(Date.now() + options.queryTimeoutMs, () => handle.query(storeRootsQuery));
+      answer = await client.withDeadline(deadline, () => handle.query(storeRootsQuery));
     } catch (error) {
       if (error instanceof WorkflowNotFoundError) return; // gone since the listing: nothing to keep
-      refusals.push(whyNoAnswer(job, error, options.queryTimeoutMs));
+      refusals.push(whyNoAnswer(job, error, { timeoutMs: options.queryTimeoutMs, timedOut: Date.now() >= deadline }));
       return;
     }
     refs.openJobs += 1;
@@ -112,7 +115,12 @@ export async function jobReferences(
   return refs;
 }
 
-function whyNoAnswer(job: WorkflowExecutionInfo, error: unknown, timeoutMs: number): string {
+/** Why an open job gave prune no answer, and what to do (exported for tests). */
+export function whyNoAnswer(
+  job: WorkflowExecutionInfo,
+  error: unknown,
+  { timeoutMs, timedOut }: { timeoutMs: number; timedOut: boolean },
+): string {
   const id = job.workflowId;
   if (error instanceof QueryNotRegisteredError) {
     return (
@@ -121,14 +129,35 @@ function whyNoAnswer(job: WorkflowExecutionInfo, error: unknown, timeoutMs: numb
       'the next command starts a new one), then run prune again.'
     );
   }
-  if (isGrpcDeadlineError(error)) {
+  // The deadline shows as DEADLINE_EXCEEDED or, now and then, as CANCELLED once it has passed; a
+  // server that has seen no poller on the queue for a while says so (FAILED_PRECONDITION).
+  if (isGrpcDeadlineError(error) || (timedOut && isGrpcCancelledError(error)) || noPollerSeen(error)) {
     return (
       `job ${id} did not answer within ${Math.round(timeoutMs / 1000)} s: no worker seems to poll its task queue ` +
       `${job.taskQueue}. Start one (\`durable-agent worker --task-queue ${job.taskQueue}\`) and run prune again; ` +
       `a job no worker will run again can be ended with \`temporal workflow terminate --workflow-id ${id}\`.`
     );
   }
-  return `job ${id} could not be asked what it needs: ${error instanceof Error ? error.message : String(error)}`;
+  return `job ${id} could not be asked what it needs: ${describe(error)}`;
+}
+
+/** gRPC's FAILED_PRECONDITION (the client re-exports no status table). */
+const grpcFailedPrecondition = 9;
+
+function noPollerSeen(error: unknown): boolean {
+  for (let cause = error; cause instanceof Error; cause = cause.cause) {
+    if (isGrpcServiceError(cause) && cause.code === grpcFailedPrecondition && /no poller/i.test(cause.message)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/** The client's message and the server's under it ("Failed to query Workflow" alone says nothing). */
+function describe(error: unknown): string {
+  const messages: string[] = [];
+  for (let cause = error; cause instanceof Error; cause = cause.cause) messages.push(cause.message);
+  return messages.length > 0 ? messages.join(': ') : String(error);
 }
 
 /** The workspace and session key a run was started with (the key names its journal folder). */

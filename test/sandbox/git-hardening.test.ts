@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { SandboxEngine } from '../../src/activities/sandbox/engine';
@@ -278,8 +278,9 @@ describe("the system prompt's git", () => {
 
     // The same status, plain, runs what the repository named: the setup above is a real attack.
     fs.rmSync(path.join(markers, 'env'));
-    // (It fails too: the repository's filter process exits at once.)
-    expect(() => git(['status', '--short'])).toThrow();
+    // Whether git itself then fails depends on a race (the filter process exits at once: git dies of
+    // the broken pipe, or sees end of file and goes on unfiltered); what it ran does not.
+    spawnSync('git', ['status', '--short'], { cwd: fixture.workspace, env: { ...process.env, HOME: fixture.home } });
     expect(markersMade()).toEqual(expect.arrayContaining(['fsmonitor', 'process']));
   });
 });
