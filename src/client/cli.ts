@@ -28,6 +28,7 @@ import { follow, newJobId, startOrAttach } from './jobs';
 import { parseOlderThan, prune } from './prune';
 import { exportTranscript, parseExportFormat } from './export';
 import { withResume } from './resume';
+import { describeWorkspaceHost, formatWorkspaceHost } from './workspace-host';
 import type { ResumeFlags } from './resume';
 import { exitCodeFor, formatSnapshot, formatTerminal, stdoutOutput } from './render';
 import {
@@ -429,8 +430,26 @@ export function buildProgram(): Command {
               `start one for task queue ${description.taskQueue} with \`durable-agent worker --task-queue ${description.taskQueue}\`.`,
           );
         }
-        if (flags.json) stdoutOutput.write(JSON.stringify({ status: description.status.name, ...snapshot }, null, 2));
-        else stdoutOutput.write(`${formatSnapshot(id, snapshot)}\n  workflow status: ${description.status.name}`);
+        // A running job's tools wait on its workspace host: whether that host is there to run them.
+        const host =
+          snapshot.hostQueue && !snapshot.terminal && description.status.name === 'RUNNING'
+            ? await describeWorkspaceHost(client, snapshot.hostQueue, description)
+            : undefined;
+        if (flags.json) {
+          const workspaceHost = host ? { workspaceHost: host } : {};
+          stdoutOutput.write(
+            JSON.stringify({ status: description.status.name, ...snapshot, ...workspaceHost }, null, 2),
+          );
+        } else {
+          const hostLines = host
+            ? formatWorkspaceHost(host)
+                .map((line) => `\n${line}`)
+                .join('')
+            : '';
+          stdoutOutput.write(
+            `${formatSnapshot(id, snapshot)}${hostLines}\n  workflow status: ${description.status.name}`,
+          );
+        }
       });
     });
 

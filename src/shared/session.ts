@@ -267,6 +267,8 @@ export interface SessionSnapshot {
   maxBudgetUsd?: number;
   queuedUserMessages: number;
   abortRequested: boolean;
+  /** The task queue of the host that holds the workspace (its tool calls and hooks run there), once known. */
+  hostQueue?: string;
   events: SessionEvent[];
   terminal: Terminal | undefined;
 }

@@ -27,3 +27,10 @@ export const HOST_TASK_QUEUE_INFIX = '@host:';
 export function hostTaskQueue(taskQueue: string, hostId: string): string {
   return `${taskQueue}${HOST_TASK_QUEUE_INFIX}${hostId}`;
 }
+
+/** The job's task queue and the host id a host queue names, or undefined for any other queue. */
+export function parseHostTaskQueue(queue: string): { taskQueue: string; hostId: string } | undefined {
+  const at = queue.lastIndexOf(HOST_TASK_QUEUE_INFIX);
+  const hostId = at < 0 ? '' : queue.slice(at + HOST_TASK_QUEUE_INFIX.length);
+  return hostId ? { taskQueue: queue.slice(0, at), hostId } : undefined;
+}

@@ -68,6 +68,7 @@ export async function agentSession(input: SessionInput): Promise<Terminal> {
   const route: WorkspaceRoute = input.resume?.hostQueue ? { hostQueue: input.resume.hostQueue } : {};
   const activities = sessionActivities(timeouts, () => state.turnCount, route);
   const control = new SessionControl(input.maxTurns, input.resume, () => state);
+  control.route = route;
   control.install();
 
   const info = workflowInfo();

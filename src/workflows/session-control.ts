@@ -71,6 +71,8 @@ export class SessionControl {
   hooksReport: HooksReport | undefined;
   /** The context as `status` shows it; set by the loop when the context pipeline is on. */
   describeContext: ((state: State) => ContextReport) | undefined;
+  /** Where the workspace's work goes (`agentSession`'s route); shown so `status` can tell a parked job. */
+  route: { hostQueue?: string } | undefined;
   /** Cost so far, budget and model usage as `status` shows them; set by the loop when cost is counted. */
   describeCost: ((state: State) => Pick<SessionSnapshot, 'totalCostUsd' | 'modelUsage' | 'maxBudgetUsd'>) | undefined;
   private events: SessionEvent[];
@@ -281,6 +283,7 @@ export class SessionControl {
       ...(this.describeCost ? costFields(this.describeCost(state)) : {}),
       queuedUserMessages: this.inbox.length,
       abortRequested: this.abortRequested,
+      ...(this.route?.hostQueue ? { hostQueue: this.route.hostQueue } : {}),
       events: this.events.filter((event) => event.seq > sinceSeq),
       terminal: this.terminal,
     };
