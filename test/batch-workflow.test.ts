@@ -11,6 +11,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { BatchInput, BatchSnapshot, BatchTerminal } from '../src/shared/batch';
 import { BATCH_BUDGET_DETAIL, taskJobId } from '../src/shared/batch';
 import { findTemporalBinary } from '../src/client/temporal-binary';
+import { taskRows } from '../src/client/batch';
 import type { Terminal } from '../src/shared/terminal';
 import { batchSnapshotQuery } from '../src/workflows/batch-definitions';
 import { effectLines, peakConcurrentTasks, scriptedBatch } from './support/batch';
@@ -123,6 +124,10 @@ describe('workflow: batch', () => {
     expect(more).toMatchObject({ reason: 'completed', notStarted: 0, continued: 2, outcomes: { completed: 5 } });
     const paidCalls = batch.router.calls.filter((call) => call.completed).length;
     expect(more.costUsd).toBeCloseTo(paidCalls, 0);
+    // `batch status` counts a continued task's earlier jobs too: its rows add up to the Terminal.
+    const rows = await taskRows(env.client, batchId, batch.tasks);
+    const rowsCost = rows.reduce((sum, row) => sum + (row.costUsd ?? 0), 0);
+    expect(rowsCost).toBeCloseTo(more.costUsd, 6);
   });
 
   test('abort stops the running jobs and starts no more; a rerun skips nothing finished and continues the stopped ones', async () => {

@@ -7,7 +7,7 @@ import { defaultPayloadConverter, WorkflowNotFoundError } from '@temporalio/comm
 import type { Payload } from '@temporalio/common';
 import { InvalidArgumentError } from 'commander';
 import { FileContentStore } from '../activities/store/content-store';
-import { taskJobId } from '../shared/batch';
+import { PRIOR_COST_MEMO, taskJobId } from '../shared/batch';
 import type { BatchInput, BatchSnapshot, BatchTaskSpec, BatchTerminal } from '../shared/batch';
 import { formatUsd } from '../shared/pricing';
 import { MAX_INLINE_RESUME_CHARS } from '../shared/session';
@@ -210,6 +210,10 @@ export async function taskRows(client: Client, batchId: string, tasks: BatchTask
         costUsd = typeof terminal.totalCostUsd === 'number' ? terminal.totalCostUsd : null;
       }
     }
+    // A continued task's job carries what its earlier jobs cost: the task's cost is the sum, as in
+    // the batch's Terminal.
+    const priorCostUsd = Number(info.memo?.[PRIOR_COST_MEMO] ?? 0) || 0;
+    if (costUsd !== null) costUsd += priorCostUsd;
     const durationMs = info.closeTime ? info.closeTime.getTime() - info.startTime.getTime() : null;
     jobs.set(task, {
       task,
