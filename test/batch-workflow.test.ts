@@ -130,6 +130,25 @@ describe('workflow: batch', () => {
     expect(rowsCost).toBeCloseTo(more.costUsd, 6);
   });
 
+  test('a job terminated from outside keeps what it spent in the batch budget', async () => {
+    const { batchId, start } = await withBatch('batch-terminated', 2, { turns: 6, dollars: true, chunkDelayMs: 60 });
+    const handle = await start({ concurrency: 1, maxBudgetUsd: 100 });
+    // Each call costs $1: t1 has reported two of them.
+    const spent = await waitFor(
+      async () => {
+        const snapshot: BatchSnapshot = await handle.query(batchSnapshotQuery);
+        return snapshot.spentUsd >= 2 ? snapshot.spentUsd : undefined;
+      },
+      60_000,
+      't1 to report $2',
+    );
+    await env.client.workflow.getHandle(taskJobId(batchId, 't1')).terminate('runaway');
+    const terminal = (await handle.result()) as BatchTerminal;
+    expect(terminal.outcomes).toEqual({ terminated: 1, completed: 1 });
+    // t2's seven calls, and what t1 reported before it was ended.
+    expect(terminal.costUsd).toBeGreaterThanOrEqual(7 + spent);
+  });
+
   test('abort stops the running jobs and starts no more; a rerun skips nothing finished and continues the stopped ones', async () => {
     const { batch, batchId, start } = await withBatch('batch-abort', 4, { chunkDelayMs: 300 });
     const handle = await start({ concurrency: 2 });

@@ -305,9 +305,11 @@ export async function followBatch(
   let last = '';
   const result = handle.result();
   let done = false;
-  void result.finally(() => {
+  // Settled either way; `finally` would make a second promise whose rejection nothing handles.
+  const settled = () => {
     done = true;
-  });
+  };
+  result.then(settled, settled);
   while (!done) {
     const snapshot = await handle.query(batchSnapshotQuery).catch(() => undefined);
     if (snapshot) {

@@ -7,6 +7,7 @@ import {
   continueAsNew,
   getExternalWorkflowHandle,
   ParentClosePolicy,
+  patched,
   proxyActivities,
   setHandler,
   startChild,
@@ -340,8 +341,10 @@ export async function agentBatch(input: BatchInput): Promise<BatchTerminal> {
         (!watching && [...running.values()].some((task) => task.adopted)) ||
         historyFull(),
     );
-    for (const summary of ended.splice(0)) {
-      if (!running.delete(summary.id)) continue;
+    for (const ending of ended.splice(0)) {
+      const known = running.get(ending.id);
+      if (!known || !running.delete(ending.id)) continue;
+      const summary = withReportedCost(ending, known.costUsd);
       totals = addSummary(totals, summary);
       if (stoppedByBatchBudget(summary)) totals = { ...totals, budgetStopped: (totals.budgetStopped ?? 0) + 1 };
     }
@@ -382,6 +385,21 @@ export async function agentBatch(input: BatchInput): Promise<BatchTerminal> {
   }
   return terminal;
 }
+
+/**
+ * Batches recorded before this patch counted a job that ended without a Terminal (terminated from
+ * outside, failed, timed out) as having cost nothing, so what it had reported spending left the
+ * budget and further tasks started on it. Newer runs keep what it reported. Asked only when such a
+ * job ends, so older histories replay their old sums.
+ */
+export const BATCH_KEEPS_ENDED_COST_PATCH = 'batch-keeps-ended-cost';
+
+/** What an ended task cost: its Terminal's sum, or for a job with none, what it reported while running. */
+function withReportedCost(summary: TaskSummary, reportedUsd: number): TaskSummary {
+  if (!NO_TERMINAL_OUTCOMES.has(summary.outcome) || reportedUsd <= summary.costUsd) return summary;
+  return patched(BATCH_KEEPS_ENDED_COST_PATCH) ? { ...summary, costUsd: reportedUsd } : summary;
+}
+const NO_TERMINAL_OUTCOMES = new Set<TaskSummary['outcome']>(['terminated', 'failed', 'cancelled', 'timed_out']);
 
 /** A child job that ended without a Terminal: terminated, failed, timed out. */
 function failedSummary(id: string, error: unknown): TaskSummary {
