@@ -202,6 +202,20 @@ describe('durable-agent batch (CLI, worker and dev server in processes of their 
     }
   });
 
+  test('a batch terminated while the CLI follows it ends the CLI with one clear line, no stack trace', async () => {
+    if (!workers.some((worker) => worker.child.exitCode === null && worker.child.signalCode === null)) {
+      await spawnWorker();
+    }
+    const batchId = `terminated-${Date.now()}`;
+    const client = startCli([...args(), '--batch-id', batchId], cliEnv);
+    await waitFor(async () => (client.output().includes(`batch ${batchId}`) ? true : undefined), 60_000, 'the batch');
+    await env.client.workflow.getHandle(batchId).terminate('the operator needs the machine');
+    const result = await client.done;
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain(batchId);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+
   test('a tasks file with mistakes is refused whole, each mistake with its line, and nothing starts', async () => {
     const bad = path.join(dir, 'bad.jsonl');
     fs.writeFileSync(
