@@ -130,6 +130,37 @@ describe('workflow: batch', () => {
     expect(rowsCost).toBeCloseTo(more.costUsd, 6);
   });
 
+  test("a rerun does not start again a task whose finished job the server's retention deleted", async () => {
+    const { batch, batchId, start } = await withBatch('batch-retention', 3);
+    const first = (await (await start({ concurrency: 3 })).result()) as BatchTerminal;
+    expect(first.outcomes).toEqual({ completed: 3 });
+    // What retention does to a closed job.
+    const job = await env.client.workflow.getHandle(taskJobId(batchId, 't2')).describe();
+    await env.client.workflowService.deleteWorkflowExecution({
+      namespace: 'default',
+      workflowExecution: { workflowId: job.workflowId, runId: job.runId },
+    });
+    await waitFor(
+      async () =>
+        (await env.client.workflow
+          .getHandle(job.workflowId)
+          .describe()
+          .then(
+            () => undefined,
+            () => true,
+          )) ?? undefined,
+      120_000,
+      'the job to be deleted',
+    );
+    const calls = batch.router.calls.length;
+    const again = (await (
+      await start({ concurrency: 3, rerun: true, earlierRunTook: first.tasks - first.notStarted })
+    ).result()) as BatchTerminal;
+    expect(batch.router.calls.length).toBe(calls);
+    expect(again).toMatchObject({ skipped: 2, notStarted: 0, outcomes: { completed: 2, failed: 1 } });
+    expect(effectLines(batch.effects)).toEqual(['t1 0', 't2 0', 't3 0']);
+  });
+
   test('a job terminated from outside keeps what it spent in the batch budget', async () => {
     const { batchId, start } = await withBatch('batch-terminated', 2, { turns: 6, dollars: true, chunkDelayMs: 60 });
     const handle = await start({ concurrency: 1, maxBudgetUsd: 100 });

@@ -56,6 +56,7 @@ export async function startBatch(
     concurrency: options.concurrency,
     ...(options.maxBudgetUsd !== undefined ? { maxBudgetUsd: options.maxBudgetUsd } : {}),
     ...(existing !== undefined ? { rerun: true } : {}),
+    ...(existing === 'COMPLETED' ? await earlierRunTook(client, batchId) : {}),
   };
   try {
     const handle = await startWithSearchAttributes(
@@ -80,6 +81,20 @@ export async function startBatch(
     }
     throw error;
   }
+}
+
+/**
+ * How many tasks the previous run took up, from its Terminal: the rerun then knows a job missing
+ * among them was deleted by retention, not never started.
+ */
+async function earlierRunTook(client: Client, batchId: string): Promise<Pick<BatchInput, 'earlierRunTook'>> {
+  const terminal = (await client.workflow
+    .getHandle(batchId)
+    .result()
+    .catch(() => undefined)) as BatchTerminal | undefined;
+  return terminal && typeof terminal.tasks === 'number' && typeof terminal.notStarted === 'number'
+    ? { earlierRunTook: terminal.tasks - terminal.notStarted }
+    : {};
 }
 
 /** What makes a task the same task in a rerun: its id, prompt and workspace (or repo and ref). */

@@ -23,6 +23,12 @@ export interface BatchInput {
   maxBudgetUsd?: number;
   /** An earlier run of this batch exists: what it spent is counted before anything starts. */
   rerun?: boolean;
+  /**
+   * How many tasks, from the first, the previous run of this batch took up (from its Terminal). A
+   * task among them whose job is gone was deleted by the server's retention: it may have finished
+   * and been paid for, so a rerun does not start it from scratch.
+   */
+  earlierRunTook?: number;
   /** A run continues as new past this many history events (default 10,000; tests set it low). */
   historyEventLimit?: number;
   /** Set only by continue-as-new. */

@@ -257,7 +257,11 @@ export async function agentBatch(input: BatchInput): Promise<BatchTerminal> {
    * Start, adopt, skip or continue the task, as an earlier run left it; false when it was not
    * started after all (the batch's budget or an abort stopped it first).
    */
-  const takeTask = async (spec: BatchTaskSpec, prior: PriorTaskRun | undefined): Promise<boolean> => {
+  const takeTask = async (index: number, spec: BatchTaskSpec, prior: PriorTaskRun | undefined): Promise<boolean> => {
+    if (prior?.state === 'none' && input.earlierRunTook !== undefined && index < input.earlierRunTook) {
+      totals = addSummary(totals, lostToRetention(spec.id));
+      return true;
+    }
     if (prior?.state === 'running') {
       register(spec.id, true);
       return true;
@@ -327,7 +331,7 @@ export async function agentBatch(input: BatchInput): Promise<BatchTerminal> {
       const { spec, prior } = await taskAt(next);
       next += 1;
       // Not started after all: it counts as not started.
-      if (!(await takeTask(spec, prior))) next -= 1;
+      if (!(await takeTask(next - 1, spec, prior))) next -= 1;
       budgetSpent();
     }
     if (running.size === 0 && (stop || next >= total)) break;
@@ -418,6 +422,20 @@ function failedSummary(id: string, error: unknown): TaskSummary {
 /** A job an earlier run started that is gone now (deleted by retention): counted as failed. */
 function vanished(id: string): TaskSummary {
   return { id, outcome: 'failed', turns: 0, costUsd: 0, durationMs: 0, detail: 'its job is no longer on the server' };
+}
+
+/** A task the previous run took up whose job the server has since deleted: not run again blindly. */
+function lostToRetention(id: string): TaskSummary {
+  return {
+    id,
+    outcome: 'failed',
+    turns: 0,
+    costUsd: 0,
+    durationMs: 0,
+    detail:
+      "an earlier run of the batch started its job, which the server's retention has since deleted: it may have " +
+      'finished and been paid for, so it is not started again (run it under a new batch id to do it again)',
+  };
 }
 
 function failureText(error: unknown): string {
