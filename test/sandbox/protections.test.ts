@@ -187,6 +187,24 @@ describe('protected paths cannot be replaced', () => {
     expect(fs.existsSync(path.join(fixture.workspace, '.git'))).toBe(false);
   });
 
+  it('stand-ins a worker killed before it recorded its command left are removed by the next command', async () => {
+    // A worker prepares a sandboxed command (its stand-ins are made) and dies before the journal
+    // names them: nothing on record says they are there.
+    const dead = await fixtureEngine(fixture).prepare({
+      command: 'true',
+      workspace: fs.realpathSync(fixture.workspace),
+      sessionKey: 'killed',
+      policy: { enabled: true, source: 'test' },
+      env: { PATH: process.env.PATH },
+    });
+    expect('refused' in dead).toBe(false);
+    expect(fs.existsSync(path.join(fixture.workspace, '.git'))).toBe(true);
+    // The retry of its call (a new worker) runs the command.
+    const result = await bash('echo ran');
+    expect(result.content).toContain('ran');
+    expect(fs.existsSync(path.join(fixture.workspace, '.git'))).toBe(false);
+  });
+
   it("a worktree's .git file cannot be pointed elsewhere", async () => {
     const main = path.join(fixture.outside, 'main');
     fs.mkdirSync(main);

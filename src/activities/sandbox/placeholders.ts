@@ -62,10 +62,14 @@ export class Placeholders {
   ): Promise<PlaceholderLease> {
     const paths: string[] = [];
     for (const target of present) {
+      if (wanted.some((item) => item.path === target)) continue;
       const held = this.held.get(target);
-      if (!held || wanted.some((item) => item.path === target)) continue;
-      held.count++;
-      paths.push(target);
+      if (held) {
+        held.count++;
+        paths.push(target);
+      } else if (await this.adoptLeftover(target)) {
+        paths.push(target);
+      }
     }
     const fresh: WantedPlaceholder[] = [];
     for (const item of wanted) {
@@ -108,6 +112,26 @@ export class Placeholders {
     const next = this.queue.then(work, work);
     this.queue = next.catch(() => undefined);
     return next;
+  }
+
+  /**
+   * A protected path found present that is a stand-in nobody here holds: one a worker made and
+   * died before its journal named it (so no retry knows to remove it). Held for this command, it
+   * goes when the command ends; a real path (not stamped, or written into) is left alone.
+   */
+  private async adoptLeftover(target: string): Promise<boolean> {
+    const info = await lstat(target).catch(() => undefined);
+    if (!info || Number(info.mtimeMs) !== 0) return false;
+    let placeholder: Placeholder;
+    if (info.isDirectory()) placeholder = { type: 'directory' };
+    else if (info.isFile() && info.size <= 1024) {
+      const content = await readFile(target, 'utf8').catch(() => undefined);
+      if (content === undefined) return false;
+      placeholder = { type: 'file', content };
+    } else return false;
+    if (!(await isOurs(target, placeholder, info))) return false;
+    this.held.set(target, { count: 1, dev: info.dev, ino: info.ino, placeholder });
+    return true;
   }
 
   private async adoptOrCreate({ path: target, placeholder }: WantedPlaceholder): Promise<boolean> {
