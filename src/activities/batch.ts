@@ -9,13 +9,13 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { BATCH_ID_PATTERN, PRIOR_COST_MEMO, summaryOf, TASK_ID_PATTERN, taskJobId } from '../shared/batch';
 import type { BatchTaskSpec, PriorTaskRun, TaskSummary } from '../shared/batch';
 import type { Terminal } from '../shared/terminal';
-import type { FileContentStore } from './store/content-store';
+import type { ContentStore } from './store/content-store';
 
 const run = promisify(execFile);
 
 /** The batch's tasks `from` to `from + count` (a page), from the content store. */
 export async function loadBatchTasks(
-  store: FileContentStore,
+  store: ContentStore,
   input: { ref: string; from: number; count: number },
 ): Promise<BatchTaskSpec[]> {
   const tasks = await store.get<BatchTaskSpec[]>(input.ref);

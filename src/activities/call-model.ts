@@ -20,13 +20,18 @@ import { clearableChars, clearOldToolResults, microcompactBoundary, requestChars
 import { streamModelReply, toUsage } from './model-stream';
 import { paidAgainBefore } from '../shared/stream-progress';
 import { setAsideForTurnBudget } from './tools/large-result';
-import type { FileContentStore } from './store/content-store';
+import type { ContentStore } from './store/content-store';
 import type { TranscriptStore } from './store/transcript-store';
 
 export interface CallModelDeps {
   anthropic: () => Anthropic;
-  store: FileContentStore;
+  store: ContentStore;
   transcripts: TranscriptStore;
+  /**
+   * This worker's own data folder (`<DURABLE_AGENT_HOME>/store`), where a tool result over the
+   * turn's budget is saved for the model to read; local even when the content store is shared.
+   */
+  dataDir: string;
   /** Abort a stream that sends nothing for this long (a stalled connection is retried). */
   streamIdleMs?: number;
 }
@@ -56,7 +61,7 @@ export async function callModel(deps: CallModelDeps, input: CallModelInput): Pro
       ? undefined
       : async (block: ToolResultBlock): Promise<ToolResultBlock> => ({
           ...block,
-          content: await setAsideForTurnBudget(block.content, workspace, deps.store.root),
+          content: await setAsideForTurnBudget(block.content, workspace, deps.dataDir),
         });
   const appended = await deps.transcripts.resolve(input.append, setAside);
   const transcriptBeforeReply = await deps.transcripts.append(input.transcript, appended);
@@ -170,7 +175,7 @@ export async function systemPrompt(
  * The reply as the workflow receives it: large string fields of tool inputs (a Write's content)
  * replaced by references into the store. The transcript keeps the message whole.
  */
-async function withLargeInputsByRef(store: FileContentStore, message: AssistantMessage): Promise<AssistantMessage> {
+async function withLargeInputsByRef(store: ContentStore, message: AssistantMessage): Promise<AssistantMessage> {
   if (!message.content.some((block) => block.type === 'tool_use' && largeInputFields(block.input).length > 0)) {
     return message;
   }

@@ -29,7 +29,7 @@ export async function compactConversation(deps: CallModelDeps, input: CompactInp
   const prices = pricesForCall(input);
   const setAside = async (block: ToolResultBlock): Promise<ToolResultBlock> => ({
     ...block,
-    content: await setAsideForTurnBudget(block.content, input.workspace, deps.store.root),
+    content: await setAsideForTurnBudget(block.content, input.workspace, deps.dataDir),
   });
   const appended = await deps.transcripts.resolve(input.append, setAside);
   const full = await deps.transcripts.append(input.transcript, appended);

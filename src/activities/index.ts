@@ -17,6 +17,7 @@ import { defaultBashEnv } from './tools';
 import { callModel } from './call-model';
 import { compactConversation } from './compact';
 import { FileContentStore } from './store/content-store';
+import type { ContentStore } from './store/content-store';
 import { TranscriptStore } from './store/transcript-store';
 import { runTool } from './run-tool';
 import { runHooks } from './hooks';
@@ -31,8 +32,16 @@ import { awaitTaskRuns, loadBatchTasks, prepareWorktree, priorTaskRuns } from '.
 export interface ActivityDeps {
   /** Called per model call, so a missing API key fails that call with a clear message. */
   anthropic: () => Anthropic;
-  /** Directory of the content store and tool journal; shared by every worker of a job. */
+  /**
+   * This worker's data folder (`<DURABLE_AGENT_HOME>/store`): the tool journal, saved large results,
+   * the registry of running commands, and the content store unless `contentStore` names another.
+   */
   storeDir: string;
+  /**
+   * The content store (transcripts, tool results, system prompts), which every worker of a job must
+   * share: the worker's `openContentStore` (a folder, or S3). Defaults to the folder `storeDir`.
+   */
+  contentStore?: ContentStore;
   clock?: () => Date;
   /** Environment Bash starts from; defaults to `defaultBashEnv(process.env)` (an allowlist, no credentials). */
   toolEnv?: NodeJS.ProcessEnv;
@@ -80,18 +89,22 @@ export function defaultWorktreeRoot(env: NodeJS.ProcessEnv = process.env): strin
 
 /** The activities of an `agentSession`, bound to their dependencies. */
 export function createActivities(deps: ActivityDeps) {
-  const store = new FileContentStore(deps.storeDir);
+  const store = deps.contentStore ?? new FileContentStore(deps.storeDir);
+  const dataDir = deps.storeDir;
   const transcripts = new TranscriptStore(store);
   const clock = deps.clock ?? (() => new Date());
   const toolEnv = deps.toolEnv ?? defaultBashEnv(process.env);
   const sandbox = deps.sandbox ?? new SandboxEngine({ workerPrivatePaths: [deps.storeDir] });
   return {
     callModel: (input: CallModelInput) =>
-      callModel({ anthropic: deps.anthropic, store, transcripts, streamIdleMs: deps.streamIdleMs }, input),
+      callModel({ anthropic: deps.anthropic, store, transcripts, dataDir, streamIdleMs: deps.streamIdleMs }, input),
     compactConversation: (input: CompactInput) =>
-      compactConversation({ anthropic: deps.anthropic, store, transcripts, streamIdleMs: deps.streamIdleMs }, input),
+      compactConversation(
+        { anthropic: deps.anthropic, store, transcripts, dataDir, streamIdleMs: deps.streamIdleMs },
+        input,
+      ),
     runTool: (input: RunToolInput) =>
-      runTool({ store, toolEnv, sandbox, crashAfterJournal: deps.crashAfterJournal }, input),
+      runTool({ store, dataDir, toolEnv, sandbox, crashAfterJournal: deps.crashAfterJournal }, input),
     runHooks: (input: RunHooksInput) => runHooks({ store, toolEnv, sandbox }, input),
     buildSystemPrompt: (input: BuildSystemPromptInput) => buildSystemPrompt({ store, clock, toolEnv }, input),
     seedConversation: (input: SeedConversationInput) => seedConversation({ store, transcripts }, input),

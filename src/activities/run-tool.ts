@@ -9,7 +9,7 @@ import type { ToolOutcome } from '../shared/tool-definition';
 import { getToolDefinition } from '../shared/tools';
 import { isInputFieldRef, isStoredInputField } from '../shared/tool-input-refs';
 import type { SandboxEngine } from './sandbox/engine';
-import type { FileContentStore } from './store/content-store';
+import type { ContentStore } from './store/content-store';
 import { GroupRegistry } from './store/group-registry';
 import { workspaceHome } from './store/workspace-home';
 import { resumeCommand } from './command-resume';
@@ -21,7 +21,13 @@ import { updateAfterWrite } from './tools/read-state';
 import { fileHash, removeAbandonedCopies } from './tools/replace-file';
 
 export interface RunToolDeps {
-  store: FileContentStore;
+  store: ContentStore;
+  /**
+   * This worker's own data folder (`<DURABLE_AGENT_HOME>/store`): the tool journal, saved large
+   * results and the registry of running commands, all of the workspaces on this host; local even
+   * when the content store is shared.
+   */
+  dataDir: string;
   /** The environment Bash starts from: an allowlist of the worker's variables, no credentials. */
   toolEnv: NodeJS.ProcessEnv;
   /** The worker's sandbox; each call runs under its job's policy (the default when the input has none). */
@@ -85,7 +91,7 @@ async function runToolOnce(
 ): Promise<ToolRunResult> {
   const ctx = Context.current();
   const { sessionKey } = input;
-  const journal = await ToolJournal.open(deps.store.root, input.workspace, sessionKey);
+  const journal = await ToolJournal.open(deps.dataDir, input.workspace, sessionKey);
   const recorded = await journal.read(input.toolUse.id);
   if (recorded?.status === 'completed') {
     // The content store may be another worker's; the journal carries the block itself.
@@ -115,12 +121,12 @@ async function runToolOnce(
       },
       readState: input.readState ?? {},
       readDenyRules: input.readDenyRules ?? [],
-      dataHome: await workspaceHome(deps.store.root, input.workspace),
+      dataHome: await workspaceHome(deps.dataDir, input.workspace),
       ...(onStart ? { beforeFileChange: (fileChange) => journal.write({ ...onStart, fileChange }) } : {}),
       ...(onStart?.command === null ? { command: commandHooks(journal, onStart, () => sandboxed ?? false) } : {}),
       registerGroup: (group) => registerGroup(group, onStart ? journal.entryFile(toolUse.id) : undefined),
     });
-  const registry = new GroupRegistry(deps.store.root);
+  const registry = new GroupRegistry(deps.dataDir);
   const registerGroup = async (group: CommandGroup, journalEntry: string | undefined) =>
     registry.add({
       ...(await thisHost()),
@@ -336,7 +342,7 @@ async function afterInterruption(
  * tool's own input check refuses it.
  */
 export async function withInputRefsResolved(
-  store: FileContentStore,
+  store: ContentStore,
   toolInput: unknown,
   toolUseId: string,
 ): Promise<unknown> {

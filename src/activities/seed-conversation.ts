@@ -5,7 +5,7 @@ import type { ResumeFrom } from '../shared/session';
 import type { PendingBlock, TranscriptRef } from '../shared/transcript';
 import { emptyTranscript } from '../shared/transcript';
 import { ContentNotFoundError } from './store/content-store';
-import type { FileContentStore } from './store/content-store';
+import type { ContentStore } from './store/content-store';
 import type { TranscriptStore } from './store/transcript-store';
 
 export type SeedConversationInput = Pick<ResumeFrom, 'transcript' | 'messages'>;
@@ -32,7 +32,7 @@ export interface SeededConversation {
  * keeps the link to what an earlier compaction summarised.
  */
 export async function seedConversation(
-  deps: { store: FileContentStore; transcripts: TranscriptStore },
+  deps: { store: ContentStore; transcripts: TranscriptStore },
   input: SeedConversationInput,
 ): Promise<SeededConversation> {
   const segments = input.transcript ? await loadSegments(deps.transcripts, input.transcript) : [];
@@ -93,8 +93,9 @@ async function loadSegments(transcripts: TranscriptStore, transcript: Transcript
     // Another store than the one the conversation was written to will not grow it on retry.
     throw ApplicationFailure.create({
       message:
-        `the conversation to resume (${error.ref}) is not in this worker's store at ${error.root}: ` +
-        'resume where the store holding it is shared with the workers (the same DURABLE_AGENT_HOME)',
+        `the conversation to resume (${error.ref}) is not in this worker's store at ${error.location}: ` +
+        'resume where the store holding it is shared with the workers (the same DURABLE_AGENT_STORE, or the same ' +
+        'DURABLE_AGENT_HOME)',
       type: 'resume_conversation_missing',
       nonRetryable: true,
     });

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { ApplicationFailure } from '@temporalio/common';
 import type { BuildSystemPromptInput, BuildSystemPromptResult } from '../shared/activity-types';
 import { gitOverrideEnv, repositoryFilterOverrides } from './sandbox/git-hardening';
-import type { FileContentStore } from './store/content-store';
+import type { ContentStore } from './store/content-store';
 import { defaultBashEnv } from './tools/bash-env';
 
 const run = promisify(execFile);
@@ -15,7 +15,7 @@ const MEMORY_FILE_LIMIT = 40_000;
 const GIT_STATUS_LIMIT = 2_000;
 
 export interface SystemPromptDeps {
-  store: FileContentStore;
+  store: ContentStore;
   clock: () => Date;
   /** Environment git runs with: the tools' (no credentials); `defaultBashEnv(process.env)` when absent. */
   toolEnv?: NodeJS.ProcessEnv;

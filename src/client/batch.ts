@@ -6,7 +6,6 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { defaultPayloadConverter, WorkflowNotFoundError } from '@temporalio/common';
 import type { Payload } from '@temporalio/common';
 import { InvalidArgumentError } from 'commander';
-import { FileContentStore } from '../activities/store/content-store';
 import { PRIOR_COST_MEMO, taskJobId } from '../shared/batch';
 import type { BatchInput, BatchSnapshot, BatchTaskSpec, BatchTerminal } from '../shared/batch';
 import { formatUsd } from '../shared/pricing';
@@ -16,7 +15,8 @@ import { batchSnapshotQuery } from '../workflows/batch-definitions';
 import { abortSignal } from '../workflows/definitions';
 import { COST_KEY, OUTCOME_KEY, TURNS_KEY } from '../workflows/search-attributes';
 import type { agentBatch } from '../workflows/batch';
-import { storeDir, temporalTargetFromEnv } from './config';
+import { temporalTargetFromEnv } from './config';
+import { openContentStore } from './store-config';
 import { exportTranscript } from './export';
 import { startWithSearchAttributes } from './job-attributes';
 
@@ -135,11 +135,12 @@ async function tasksSource(
   const chars = JSON.stringify(tasks).length;
   if (chars <= MAX_INLINE_TASK_CHARS) return { inline: tasks };
   // The embedded server's workers use this machine's store; a cluster's must share it.
-  const ref = await new FileContentStore(storeDir(env)).put(tasks);
+  const store = await openContentStore(env);
+  const ref = await store.put(tasks);
   if (temporalTargetFromEnv(env)) {
     say(
       `· the tasks take ${Math.round(chars / 1024)} KiB, over the ${MAX_INLINE_TASK_CHARS / 1024} KiB that travel in ` +
-        `the batch's input: they were written to ${storeDir(env)}, which the workers must share`,
+        `the batch's input: they were written to ${store.location}, which the workers must share`,
     );
   }
   return { ref, count: tasks.length };
@@ -163,7 +164,7 @@ export async function batchTasks(client: Client, batchId: string, env: NodeJS.Pr
   if (!payload) throw new InvalidArgumentError(`batch ${batchId} has no input to read its tasks from`);
   const input = defaultPayloadConverter.fromPayload<BatchInput>(payload as Payload);
   if ('inline' in input.tasks) return input.tasks.inline;
-  return new FileContentStore(storeDir(env)).get<BatchTaskSpec[]>(input.tasks.ref);
+  return (await openContentStore(env)).get<BatchTaskSpec[]>(input.tasks.ref);
 }
 
 /** Refuse an id that names a job (or anything else) rather than a batch; the batch's status. */

@@ -27,6 +27,7 @@ import { stopEmbedded } from './embedded';
 import { follow, newJobId, startOrAttach } from './jobs';
 import { parseOlderThan, prune } from './prune';
 import { exportTranscript, parseExportFormat } from './export';
+import { storeAddressFromEnv } from './store-config';
 import { withResume } from './resume';
 import { describeWorkspaceHost, formatWorkspaceHost } from './workspace-host';
 import type { ResumeFlags } from './resume';
@@ -522,6 +523,8 @@ export function buildProgram(): Command {
     .option('--format <format>', 'jsonl (the only one)', parseExportFormat, 'jsonl')
     .option('--output <file>', 'write to this file instead of stdout')
     .action(async (id: string, flags: { output?: string }) => {
+      // A malformed DURABLE_AGENT_STORE is refused before Temporal is reached.
+      storeAddressFromEnv();
       await withClient(false, async ({ client }) => {
         const { text, lines } = await exportTranscript(client, id);
         if (flags.output === undefined) {

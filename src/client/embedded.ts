@@ -9,6 +9,7 @@ import { InvalidArgumentError } from 'commander';
 import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes';
 import { msToTs } from '@temporalio/common/lib/time';
 import { dataHome, formatAge, retentionFromEnv, temporalTargetFromEnv } from './config';
+import { openContentStore } from './store-config';
 import { freePort, isListening, isProcessAlive } from './free-port';
 import { findTemporalBinary } from './temporal-binary';
 import { handOverSecrets, secretHandoffSpawn } from '../worker/secret-handoff';
@@ -342,6 +343,8 @@ export async function ensureEmbeddedWorker(
       );
       await stopProcess(known.pid);
     }
+    // A worker that cannot use its store would stop at once, saying why only in its log: say it here.
+    await (await openContentStore(process.env)).check();
     const log = fs.openSync(path.join(home, 'logs', 'worker.log'), 'a');
     // The worker runs the same build as this CLI: compiled JS, or TypeScript under ts-node in tests.
     const workerMain = path.join(__dirname, '..', 'worker', `main${path.extname(__filename)}`);

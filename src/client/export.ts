@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { InvalidArgumentError } from 'commander';
-import { ContentNotFoundError, FileContentStore } from '../activities/store/content-store';
+import { ContentNotFoundError } from '../activities/store/content-store';
+import type { ContentStore } from '../activities/store/content-store';
 import { TranscriptStore } from '../activities/store/transcript-store';
 import type { Segment } from '../activities/store/transcript-store';
 import type { AssistantContentBlock, Message } from '../shared/messages';
@@ -12,8 +13,8 @@ import type { ExportedMessage } from '../shared/session-jsonl';
 import { isInputFieldRef, isStoredInputField } from '../shared/tool-input-refs';
 import type { ContentRef } from '../shared/transcript';
 import { packageRoot } from '../worker/package-root';
-import { storeDir } from './config';
 import { finishedJob, replyFacts } from './finished-job';
+import { openContentStore } from './store-config';
 
 export const EXPORT_FORMATS = ['jsonl'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -43,7 +44,7 @@ export async function exportTranscript(
         `${job.terminal.detail ? ` (${job.terminal.detail})` : ''}.`,
     );
   }
-  const store = new FileContentStore(storeDir(env));
+  const store = await openContentStore(env);
   const transcripts = new TranscriptStore(store);
   const facts = await replyFacts(client, id);
   const messages: ExportedMessage[] = [];
@@ -88,16 +89,16 @@ async function chainsOf(
   } catch (error) {
     if (!(error instanceof ContentNotFoundError)) throw error;
     throw new InvalidArgumentError(
-      `the transcript of job ${id} is not in the store at ${error.root} (${error.ref} is missing): run export where ` +
-        "the workers' DURABLE_AGENT_HOME is (with TEMPORAL_ADDRESS set, the store is on the worker machines), " +
-        'or the job was pruned.',
+      `the transcript of job ${id} is not in the store at ${error.location} (${error.ref} is missing): run export ` +
+        "with the workers' store: the same DURABLE_AGENT_STORE, or where the workers' DURABLE_AGENT_HOME is (with " +
+        'TEMPORAL_ADDRESS set and no DURABLE_AGENT_STORE, the store is on the worker machines), or the job was pruned.',
     );
   }
   return chains;
 }
 
 /** Tool inputs as the model wrote them: a field kept by reference gets its value back. */
-async function withInputsResolved(store: FileContentStore, message: Message): Promise<Message> {
+async function withInputsResolved(store: ContentStore, message: Message): Promise<Message> {
   if (message.role !== 'assistant') return message;
   const content: AssistantContentBlock[] = [];
   for (const block of message.content) {

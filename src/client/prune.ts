@@ -1,8 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { InvalidArgumentError } from 'commander';
+import type { ContentStore } from '../activities/store/content-store';
 import { markReachable, sweepObjects } from '../activities/store/gc';
-import type { SweepReport, Tally } from '../activities/store/gc';
+import type { Marked, ObjectReader, SweepOptions, SweepReport, Tally } from '../activities/store/gc';
+import { FileContentStore } from '../activities/store/content-store';
+import { s3ObjectReader, sweepS3Objects } from '../activities/store/s3-gc';
 import { sweepDataHomes, sweepWorkspaceData } from '../activities/workspace-gc';
 import type { WorkspaceSweepReport } from '../activities/workspace-gc';
 import { AGE_FORM, ConfigurationError, formatAge, parseAge, storeDir, temporalTargetFromEnv } from './config';
@@ -10,6 +13,7 @@ import { connect } from './connect';
 import type { Connected } from './connect';
 import { jobReferences, PruneRefusedError } from './prune-jobs';
 import type { Output } from './render';
+import { openContentStore } from './store-config';
 
 /**
  * The shortest `--older-than`: a model call holds the transcript segment it wrote first for as
@@ -64,6 +68,8 @@ export interface PruneReport {
 export async function prune(options: PruneOptions, out: Output): Promise<PruneReport> {
   const env = options.env ?? process.env;
   const cutoffMs = (options.now ?? new Date()).getTime() - options.olderThanMs;
+  const contentStore = await openContentStore(env);
+  const objects = await objectsOf(contentStore);
   const connected = await reach(env);
   try {
     const refs = await jobReferences(connected.client, {
@@ -78,21 +84,21 @@ export async function prune(options: PruneOptions, out: Output): Promise<PruneRe
     });
 
     const storeRoot = storeDir(env);
-    const marked = await markReachable(storeRoot, refs.roots);
+    const marked = await markReachable(objects.read, refs.roots);
     const lost = refs.reported.flatMap(({ jobId, refs: needed }) =>
       needed.filter((ref) => marked.missing.has(ref)).map((ref) => `${jobId} needs ${ref}`),
     );
     if (lost.length > 0) {
       throw new PruneRefusedError(
-        `prune refused, nothing was deleted: open jobs need content that is not in the store at ${storeRoot} ` +
+        `prune refused, nothing was deleted: open jobs need content that is not in the store at ${contentStore.location} ` +
           `(${lost.slice(0, 3).join('; ')}${lost.length > 3 ? `; ${lost.length - 3} more` : ''}). Set ` +
-          'DURABLE_AGENT_HOME to the folder their workers use; a job that really lost its content cannot go on: ' +
-          'abort it, then prune again.',
+          'DURABLE_AGENT_STORE to the store their workers use, or DURABLE_AGENT_HOME to the folder they use; a job ' +
+          'that really lost its content cannot go on: abort it, then prune again.',
       );
     }
 
     const sweep = { cutoffMs, dryRun: options.dryRun };
-    const store = await sweepObjects(storeRoot, marked, sweep);
+    const store = await objects.sweep(marked, sweep);
     const report: PruneReport = {
       store,
       journal: { removed: { count: 0, bytes: 0 }, kept: { count: 0, bytes: 0 } },
@@ -127,11 +133,28 @@ export async function prune(options: PruneOptions, out: Output): Promise<PruneRe
       merge(report.journal, data.journal);
       merge(report.toolResults, data.toolResults);
     }
-    printReport(report, { ...options, workspaceCount, description: connected.description, storeRoot }, out);
+    printReport(
+      report,
+      { ...options, workspaceCount, description: connected.description, storeLocation: contentStore.location },
+      out,
+    );
     return report;
   } finally {
     await connected.connection.close();
   }
+}
+
+/** How the mark reads a store's objects, and how the sweep goes through them. */
+async function objectsOf(store: ContentStore): Promise<{
+  read: string | ObjectReader;
+  sweep: (marked: Marked, options: SweepOptions) => Promise<SweepReport>;
+}> {
+  if (store instanceof FileContentStore) {
+    return { read: store.root, sweep: (marked, options) => sweepObjects(store.root, marked, options) };
+  }
+  const { S3ContentStore } = await import('../activities/store/s3-content-store');
+  if (!(store instanceof S3ContentStore)) throw new Error(`prune cannot sweep the store at ${store.location}`);
+  return { read: s3ObjectReader(store), sweep: (marked, options) => sweepS3Objects(store, marked, options) };
 }
 
 /** A Temporal connection, or a refusal: without the list of open jobs nothing can be deleted safely. */
@@ -152,7 +175,7 @@ async function reach(env: NodeJS.ProcessEnv): Promise<Connected> {
 
 function printReport(
   report: PruneReport,
-  context: PruneOptions & { workspaceCount: number; description: string; storeRoot: string },
+  context: PruneOptions & { workspaceCount: number; description: string; storeLocation: string },
   out: Output,
 ): void {
   const age = formatAge(context.olderThanMs);
@@ -165,7 +188,7 @@ function printReport(
       `${plural(report.recentlyClosed, 'job run', 'job runs')} closed in the last ${age} keep their content.`,
   );
   out.write(
-    `store ${context.storeRoot}: ${verb} ${objects(store.removed)}; kept ${objects(kept)}: ` +
+    `store ${context.storeLocation}: ${verb} ${objects(store.removed)}; kept ${objects(kept)}: ` +
       `${store.live.count} in use, ${store.recent.count} newer than ${age}` +
       (store.abandoned.count > 0 ? `; ${verb} ${store.abandoned.count} unfinished write(s)` : '') +
       '.',

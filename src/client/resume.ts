@@ -1,13 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { InvalidArgumentError } from 'commander';
-import { FileContentStore } from '../activities/store/content-store';
 import { TranscriptStore } from '../activities/store/transcript-store';
 import { MAX_INLINE_RESUME_CHARS } from '../shared/session';
 import type { ResumeFrom, SessionInput } from '../shared/session';
 import { parseSessionJsonl, SessionFileError } from '../shared/session-jsonl';
 import { emptyTranscript } from '../shared/transcript';
-import { storeDir, temporalTargetFromEnv } from './config';
+import { temporalTargetFromEnv } from './config';
+import { openContentStore } from './store-config';
 import { connect } from './connect';
 import { finishedJob } from './finished-job';
 
@@ -112,14 +112,12 @@ async function resumeFile(
     resumeFrom = { source, messages: parsed.messages };
   } else {
     // The embedded server's workers use this machine's store; a cluster's must share it.
-    const transcript = await new TranscriptStore(new FileContentStore(storeDir(env))).append(
-      emptyTranscript(),
-      parsed.messages,
-    );
+    const store = await openContentStore(env);
+    const transcript = await new TranscriptStore(store).append(emptyTranscript(), parsed.messages);
     if (cluster) {
       say(
         `· the conversation is ${Math.round(chars / 1024)} KiB, over the ${MAX_INLINE_RESUME_CHARS / 1024} KiB that ` +
-          `travel in a job's input: it was written to ${storeDir(env)}, which the workers must share`,
+          `travel in a job's input: it was written to ${store.location}, which the workers must share`,
       );
     }
     resumeFrom = { source, transcript };

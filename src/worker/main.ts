@@ -4,6 +4,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { failOrphanedModelCalls, InflightRecorder } from './inflight';
 import { superviseOrphanGroups } from './orphan-groups';
 import { dataHome, storeDir, temporalTargetFromEnv } from '../client/config';
+import { openContentStore } from '../client/store-config';
 import { SandboxEngine } from '../activities/sandbox/engine';
 import { unsandboxedReach } from '../activities/sandbox/reach';
 import { buildToolEnv, isSecretEnvName, toolEnvNames } from '../activities/tools/bash-env';
@@ -35,6 +36,9 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
   const shutdownGraceMs = shutdownGraceFromEnv(config);
   const limits = workerLimitsFromEnv(config);
   const home = dataHome(config);
+  // A store this worker cannot use would fail every job's first model call; it stops here instead.
+  const contentStore = await openContentStore(config);
+  await contentStore.check();
   const { options: sandboxOptions, tlsPaths } = workerSandboxOptions(config);
   const sandbox = new SandboxEngine(sandboxOptions);
   const availability = await sandbox.availability();
@@ -79,6 +83,7 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
       activities: {
         anthropic: anthropicFromEnv(config),
         storeDir: storeDir(config),
+        contentStore,
         toolEnv: buildToolEnv(config, toolEnvNames(config)),
         sandbox,
         ...(config.DURABLE_AGENT_STREAM_IDLE_MS ? { streamIdleMs: Number(config.DURABLE_AGENT_STREAM_IDLE_MS) } : {}),
@@ -90,7 +95,7 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
     console.error(
       `durable-agent worker polling ${target.address} (${target.namespace}), task queue ${worker.taskQueue}, ` +
         `model calls on ${worker.modelTaskQueue} (${describeLimits(limits)}), ` +
-        `tools of the workspaces on this host on ${worker.hostTaskQueue}`,
+        `tools of the workspaces on this host on ${worker.hostTaskQueue}, content store ${contentStore.location}`,
     );
     // Calls a worker that died here was running retry now, not at their heartbeat timeout, and
     // the process groups it left behind are adopted by those retries or killed.

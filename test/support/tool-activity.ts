@@ -33,6 +33,7 @@ export async function runToolAttempt(options: {
   const store = new FileContentStore(options.storeDir);
   const deps: RunToolDeps = {
     store,
+    dataDir: options.storeDir,
     toolEnv: { PATH: process.env.PATH },
     sandbox: new SandboxEngine({ workerPrivatePaths: [options.storeDir] }),
     ...options.deps,

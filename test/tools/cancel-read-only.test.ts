@@ -16,6 +16,7 @@ function attempt(name: string, input: unknown) {
   const storeDir = tempDir('cancel-store');
   const deps: RunToolDeps = {
     store: new FileContentStore(storeDir),
+    dataDir: storeDir,
     toolEnv: { PATH: process.env.PATH },
     sandbox: new SandboxEngine({ workerPrivatePaths: [storeDir] }),
     execute: deaf,

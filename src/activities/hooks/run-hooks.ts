@@ -15,12 +15,12 @@ import {
 } from '../../shared/hooks';
 import { jobSandboxOrDefault, type JobSandbox } from '../../shared/sandbox';
 import type { SandboxEngine } from '../sandbox/engine';
-import type { FileContentStore } from '../store/content-store';
+import type { ContentStore } from '../store/content-store';
 import { runHookProcess, type HookProcessResult } from './hook-process';
 
 export interface RunHooksDeps {
   /** Where `toolResponseRef` is resolved. */
-  store: FileContentStore;
+  store: ContentStore;
   /** The environment Bash starts from: an allowlist of the worker's variables, no credentials. */
   toolEnv: NodeJS.ProcessEnv;
   /** The worker's sandbox: hooks run in it under the job's policy, exactly as Bash does. */
@@ -117,7 +117,7 @@ export async function runHooks(deps: RunHooksDeps, input: RunHooksInput): Promis
 }
 
 /** The text of a stored tool result, as the model saw it; anything else stored, as it is. */
-async function toolResponse(store: FileContentStore, ref: string): Promise<unknown> {
+async function toolResponse(store: ContentStore, ref: string): Promise<unknown> {
   const stored = await store.get<unknown>(ref);
   if (typeof stored === 'object' && stored !== null && typeof (stored as { content?: unknown }).content === 'string') {
     return (stored as { content: string }).content;

@@ -29,14 +29,33 @@ export interface Marked {
   resultFiles: Set<string>;
 }
 
+/** What reading one object for the mark found. */
+export type ObjectRead = { text: string } | 'missing' | 'unreadable';
+
+/** Reads an object of a store by its hex digest, as it is stored (unchecked). */
+export type ObjectReader = (hex: string) => Promise<ObjectRead>;
+
+/** The reader of a folder store's objects. */
+export function fileObjectReader(storeRoot: string): ObjectReader {
+  return async (hex) => {
+    try {
+      return { text: await readFile(objectPath(storeRoot, hex), 'utf8') };
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      return code === 'ENOENT' || code === 'ENOTDIR' ? 'missing' : 'unreadable';
+    }
+  };
+}
+
 /**
  * Mark: everything the roots reach. Each object reached is read as text and every `sha256:` ref
  * in it is followed (segment links, compaction links, tool results, refs quoted in messages), so
  * the walk needs no knowledge of the shapes stored and keeps whatever might be pointed at. Each
  * object is read once, so a malformed store (a cycle, garbage, a directory in an object's place)
- * cannot make it loop.
+ * cannot make it loop. `store` is a folder store's root, or a reader of any store's objects.
  */
-export async function markReachable(storeRoot: string, roots: Iterable<ContentRef>): Promise<Marked> {
+export async function markReachable(store: string | ObjectReader, roots: Iterable<ContentRef>): Promise<Marked> {
+  const read = typeof store === 'string' ? fileObjectReader(store) : store;
   const marked: Marked = { objects: new Set(), missing: new Set(), resultFiles: new Set() };
   const seen = new Set<string>();
   const pending: string[] = [];
@@ -51,19 +70,16 @@ export async function markReachable(storeRoot: string, roots: Iterable<ContentRe
   };
   for (const root of roots) reach(root);
   for (let hex = pending.pop(); hex !== undefined; hex = pending.pop()) {
-    let text: string;
-    try {
-      text = await readFile(objectPath(storeRoot, hex), 'utf8');
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' || code === 'ENOTDIR') marked.missing.add(`sha256:${hex}`);
-      // Present but unreadable: kept, since nothing can be known of what it points to.
-      else marked.objects.add(hex);
+    const found = await read(hex);
+    if (found === 'missing') {
+      marked.missing.add(`sha256:${hex}`);
       continue;
     }
     marked.objects.add(hex);
-    reach(text);
-    for (const match of text.matchAll(RESULT_FILE_IN_TEXT)) marked.resultFiles.add(match[1] as string);
+    // Present but unreadable: kept, since nothing can be known of what it points to.
+    if (found === 'unreadable') continue;
+    reach(found.text);
+    for (const match of found.text.matchAll(RESULT_FILE_IN_TEXT)) marked.resultFiles.add(match[1] as string);
   }
   return marked;
 }

@@ -1,6 +1,6 @@
 import type { Message, ToolResultBlock, UserContentBlock } from '../../shared/messages';
 import type { ContentRef, PendingUserMessage, ToolResultRef, TranscriptRef } from '../../shared/transcript';
-import type { FileContentStore } from './content-store';
+import type { ContentStore } from './content-store';
 
 /** One link of a transcript chain: the messages one model call added, and the link before. */
 export interface Segment {
@@ -18,7 +18,7 @@ export interface Segment {
  * reading walks the chain back to the start, or to the last compaction.
  */
 export class TranscriptStore {
-  constructor(private readonly store: FileContentStore) {}
+  constructor(private readonly store: ContentStore) {}
 
   async append(transcript: TranscriptRef, messages: Message[]): Promise<TranscriptRef> {
     if (messages.length === 0) return transcript;
