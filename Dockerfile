@@ -4,7 +4,7 @@
 #   docker run --rm -e TEMPORAL_ADDRESS=host.docker.internal:7233 -e ANTHROPIC_API_KEY \
 #     -v "$PWD:/workspace" -v durable-agent-data:/data durable-agent:local
 #
-# See docker-compose.yml for the full stack (Postgres, Temporal, Temporal UI, worker).
+# See docker-compose.yml for the full stack (Postgres, Temporal, Temporal UI, SeaweedFS as the shared S3 store, workers).
 FROM node:20-bookworm-slim
 
 # ripgrep backs the agent's Grep/Glob tools; git is used by the agent's Bash tool and by some npm installs;
