@@ -171,7 +171,9 @@ describe('model calls on their own task queue', () => {
   });
 
   test('DURABLE_AGENT_MODEL_RATE reaches the server: 1 model call a second across the queue', async () => {
-    // Unlimited, four jobs' first requests come together; at 1 a second they are spread over 3 s.
+    // Unlimited, four jobs' first requests come together; at 1 a second they are spread out: over
+    // 3 s, or 2 s when the server's token bucket lets the first two through together (less what
+    // each worker's own start of its request varies; CI once saw 2.35 s).
     const unlimited = await runJobs('rate-unlimited', 4, readThenAnswer('rate-unlimited'), {});
     const spread = (arrivals: Array<{ at: number; turn: number }>) => {
       const first = arrivals.filter((arrival) => arrival.turn === 0).map((arrival) => arrival.at);
@@ -181,7 +183,7 @@ describe('model calls on their own task queue', () => {
     const limited = await runJobs('rate-limited', 4, readThenAnswer('rate-limited'), {
       ...workerLimitsFromEnv({ DURABLE_AGENT_MODEL_RATE: '1' }),
     });
-    expect(spread(limited.arrivals)).toBeGreaterThanOrEqual(2_500);
+    expect(spread(limited.arrivals)).toBeGreaterThanOrEqual(1_800);
   });
 
   test('bad worker limits stop the real worker with one clear line naming the variable', async () => {
