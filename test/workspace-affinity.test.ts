@@ -7,7 +7,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { NativeConnection } from '@temporalio/worker';
-import { temporal } from '@temporalio/proto';
 import type { ScriptedSession } from '../src/model-server';
 import { hostTaskQueue } from '../src/shared/task-queues';
 import type { Terminal } from '../src/shared/terminal';
@@ -22,9 +21,8 @@ import {
   tempDir,
   uniqueTaskQueue,
 } from './support/harness';
+import { activityRuns } from './support/history';
 import { readCall, textReply, toolUse } from './support/jobs';
-
-const EventType = temporal.api.enums.v1.EventType;
 
 jest.setTimeout(120_000);
 
@@ -79,25 +77,10 @@ async function twoHosts(name: string, server: ScriptedModelServer) {
   };
 }
 
-/** Each activity of the job's history: its type, the queue it was scheduled on, the worker that ran it. */
+/** Each activity of the job's history (type, queue, the worker that ran it) and its patch markers. */
 async function activitiesOf(workflowId: string) {
   const events = (await env.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
-  const scheduled = new Map<number, { type: string; queue: string }>();
-  const ran: Array<{ type: string; queue: string; identity: string }> = [];
-  for (const event of events) {
-    const attributes = event.activityTaskScheduledEventAttributes;
-    if (event.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED && attributes) {
-      scheduled.set(Number(event.eventId), {
-        type: attributes.activityType?.name ?? '',
-        queue: attributes.taskQueue?.name ?? '',
-      });
-    }
-    const started = event.activityTaskStartedEventAttributes;
-    if (event.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED && started) {
-      const what = scheduled.get(Number(started.scheduledEventId));
-      if (what) ran.push({ ...what, identity: started.identity ?? '' });
-    }
-  }
+  const ran = (await activityRuns(env.client, workflowId)).map(({ attempt: _attempt, ...run }) => run);
   const markers = events
     .map((event) => event.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data)
     .filter((data): data is Uint8Array => data instanceof Uint8Array)

@@ -14,7 +14,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { Client, Connection } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
 import type { ScriptedSession } from '../../src/model-server';
 import { hostTaskQueue } from '../../src/shared/task-queues';
 import { runCli, startCli } from '../support/cli';
@@ -32,8 +31,7 @@ import type { WorkerProcess } from '../support/harness';
 import { startS3Server } from '../support/s3-server';
 import type { S3Server } from '../support/s3-server';
 import { readCall, textReply, toolUse } from '../support/jobs';
-
-const EventType = temporal.api.enums.v1.EventType;
+import { activityRuns } from '../support/history';
 
 jest.setTimeout(300_000);
 
@@ -58,28 +56,6 @@ const session: ScriptedSession = {
     textReply(FINAL_TEXT),
   ],
 };
-
-/** Each activity of the job's history: its type, queue, the worker that ran its last attempt, and that attempt. */
-async function activitiesOf(client: Client, workflowId: string) {
-  const events = (await client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
-  const scheduled = new Map<number, { type: string; queue: string }>();
-  const ran: Array<{ type: string; queue: string; identity: string; attempt: number }> = [];
-  for (const event of events) {
-    const attributes = event.activityTaskScheduledEventAttributes;
-    if (event.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED && attributes) {
-      scheduled.set(Number(event.eventId), {
-        type: attributes.activityType?.name ?? '',
-        queue: attributes.taskQueue?.name ?? '',
-      });
-    }
-    const started = event.activityTaskStartedEventAttributes;
-    if (event.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED && started) {
-      const what = scheduled.get(Number(started.scheduledEventId));
-      if (what) ran.push({ ...what, identity: started.identity ?? '', attempt: started.attempt ?? 1 });
-    }
-  }
-  return ran;
-}
 
 /** The worker identity `src/worker/main.ts` gives itself. */
 const identityOf = (worker: WorkerProcess) => new RegExp(`^durable-agent@.+:${worker.child.pid}$`);
@@ -197,7 +173,7 @@ describe('a job on a real Temporal cluster, two worker machines sharing an S3 st
 
       const description = await client.workflow.getHandle(jobId).describe();
       expect(description.status.name).toBe('COMPLETED');
-      const ran = await activitiesOf(client, jobId);
+      const ran = await activityRuns(client, jobId);
       // The model call host-a was streaming was answered by host-b, on a later attempt.
       const modelCalls = ran.filter((activity) => activity.type === 'callModel');
       expect(modelCalls).toHaveLength(4);
