@@ -130,6 +130,67 @@ describe('workflow: batch', () => {
     expect(rowsCost).toBeCloseTo(more.costUsd, 6);
   });
 
+  test('a rerun whose budget is already spent still counts the finished tasks, and starts none', async () => {
+    // Two calls a task at $1 each: t1 and t2 finish ($4), then the $3.50 is spent.
+    const { batch, start } = await withBatch('batch-spent-rerun', 4, { dollars: true });
+    const first = (await (await start({ concurrency: 1, maxBudgetUsd: 3.5 })).result()) as BatchTerminal;
+    expect(first).toMatchObject({ reason: 'budget_exhausted', notStarted: 2, outcomes: { completed: 2 } });
+
+    const calls = batch.router.calls.length;
+    const again = (await (
+      await start({ concurrency: 1, maxBudgetUsd: 3.5, rerun: true, earlierRunTook: first.tasks - first.notStarted })
+    ).result()) as BatchTerminal;
+    expect(batch.router.calls.length).toBe(calls);
+    expect(again).toMatchObject({
+      reason: 'budget_exhausted',
+      tasks: 4,
+      notStarted: 2,
+      skipped: 2,
+      outcomes: { completed: 2 },
+      reached: 2,
+    });
+    expect(again.costUsd).toBeCloseTo(4, 6);
+    expect(effectLines(batch.effects)).toEqual(['t1 0', 't2 0']);
+  });
+
+  test('a rerun skipping finished tasks continues as new when its history is full, and counts each once', async () => {
+    const { batch, batchId, start } = await withBatch('batch-skip-can', 4);
+    expect(((await (await start({ concurrency: 4 })).result()) as BatchTerminal).outcomes).toEqual({ completed: 4 });
+    const calls = batch.router.calls.length;
+    const rerun = await start({ concurrency: 4, rerun: true, historyEventLimit: 10 });
+    const terminal = (await rerun.result()) as BatchTerminal;
+    expect(terminal).toMatchObject({ reason: 'completed', skipped: 4, notStarted: 0, outcomes: { completed: 4 } });
+    expect(batch.router.calls.length).toBe(calls);
+    const first = await env.client.workflow.getHandle(batchId, rerun.firstExecutionRunId).describe();
+    expect(first.status.name).toBe('CONTINUED_AS_NEW');
+  });
+
+  test("a rerun adopts at once every job an earlier run left running, whatever the task's place", async () => {
+    const { batch, batchId, start } = await withBatch('batch-adopt-all', 3, { chunkDelayMs: 250, dollars: true });
+    const firstRun = await start({ concurrency: 2 });
+    await waitFor(async () => (batch.router.calls.length >= 2 ? true : undefined), 30_000, 'two tasks streaming');
+    // The batch dies; its jobs run on (they outlive it).
+    await firstRun.terminate('the batch alone');
+    const rerun = await start({ concurrency: 1, maxBudgetUsd: 100, rerun: true });
+    // With one slot, only t1's turn has come; t2's job runs all the same and is watched and counted.
+    const snapshot: BatchSnapshot = await waitFor(
+      async () => {
+        const seen: BatchSnapshot = await rerun.query(batchSnapshotQuery);
+        return seen.running.length > 0 ? seen : undefined;
+      },
+      30_000,
+      'the rerun to adopt the running jobs',
+    );
+    expect(snapshot.running.map((task) => task.id).sort()).toEqual(['t1', 't2']);
+    expect(snapshot.ahead).toBeGreaterThanOrEqual(1);
+    const terminal = (await rerun.result()) as BatchTerminal;
+    expect(terminal).toMatchObject({ reason: 'completed', notStarted: 0, outcomes: { completed: 3 } });
+    // Every call of every task is in the batch's cost, once.
+    expect(terminal.costUsd).toBeCloseTo(batch.router.calls.filter((call) => call.completed).length, 6);
+    expect(effectLines(batch.effects)).toEqual(['t1 0', 't2 0', 't3 0']);
+    expect((await jobResult(batchId, 't2')).reason).toBe('completed');
+  });
+
   test("a rerun does not start again a task whose finished job the server's retention deleted", async () => {
     const { batch, batchId, start } = await withBatch('batch-retention', 3);
     const first = (await (await start({ concurrency: 3 })).result()) as BatchTerminal;

@@ -15,7 +15,7 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 function recordedId(file: string): string {
   const name = path.basename(file, '.json');
   if (name.startsWith('batch-budget-job')) return 'history-batch-budget/t1';
-  if (name.startsWith('batch-budget')) return 'history-batch-budget';
+  if (name.startsWith('batch-budget') || name.startsWith('batch-rerun')) return 'history-batch-budget';
   return `replay-${file}`;
 }
 

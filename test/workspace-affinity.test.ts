@@ -4,10 +4,15 @@
  * start, and every tool call, hook and workspace read of it runs there; model calls may run on
  * either. A workspace that no worker has ends the job at start, saying so.
  */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { NativeConnection } from '@temporalio/worker';
 import type { ScriptedSession } from '../src/model-server';
+import type { BatchInput, BatchTerminal } from '../src/shared/batch';
+import { taskJobId } from '../src/shared/batch';
 import { hostTaskQueue } from '../src/shared/task-queues';
 import type { Terminal } from '../src/shared/terminal';
 import type { AgentWorker } from '../src/worker/agent-worker';
@@ -21,6 +26,7 @@ import {
   tempDir,
   uniqueTaskQueue,
 } from './support/harness';
+import { scriptedBatch } from './support/batch';
 import { activityRuns } from './support/history';
 import { readCall, textReply, toolUse } from './support/jobs';
 
@@ -43,7 +49,7 @@ const session: ScriptedSession = {
   ],
 };
 
-async function twoHosts(name: string, server: ScriptedModelServer) {
+async function twoHosts(name: string, server: ScriptedModelServer, worktreeRoots?: Record<string, string>) {
   const taskQueue = uniqueTaskQueue(name);
   const storeDir = tempDir('affinity-store');
   const workers: AgentWorker[] = [];
@@ -62,6 +68,7 @@ async function twoHosts(name: string, server: ScriptedModelServer) {
           anthropic: () => new Anthropic({ apiKey: 'test-key', baseURL: server.url, maxRetries: 0 }),
           storeDir,
           streamIdleMs: 5_000,
+          ...(worktreeRoots ? { worktreeRoot: worktreeRoots[host] } : {}),
         },
       }),
     );
@@ -151,5 +158,51 @@ test('a workspace that no worker has ends the job at start, saying what to do', 
   } finally {
     await stop();
     await server.close();
+  }
+});
+
+test("a batch task's clone is claimed on the host that made it, and its tools run there", async () => {
+  const repo = makeWorkspace({ VERSION: 'one\n' });
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-C', repo, '-c', 'user.email=t@example.com', '-c', 'user.name=t', ...args]);
+  git('init', '-q');
+  git('add', '.');
+  git('commit', '-qm', 'one');
+  const batch = await scriptedBatch(makeWorkspace({}), 4, { prefix: 'affinity-batch' });
+  // Each host makes its clones in a folder of its own, which the other cannot see.
+  const roots = { 'host-a': tempDir('worktrees-a'), 'host-b': tempDir('worktrees-b') };
+  const { taskQueue, stop } = await twoHosts('affinity-batch', batch.router as unknown as ScriptedModelServer, roots);
+  try {
+    const batchId = `affinity-batch-${Date.now()}`;
+    const tasks = batch.tasks.map((task) => ({
+      ...task,
+      input: { ...task.input, workspace: '' },
+      worktree: { repo, ref: 'HEAD' },
+    }));
+    const handle = await env.client.workflow.start('agentBatch', {
+      workflowId: batchId,
+      taskQueue,
+      args: [{ tasks: { inline: tasks }, concurrency: 4 } satisfies BatchInput],
+    });
+    expect(((await handle.result()) as BatchTerminal).outcomes).toEqual({ completed: 4 });
+    for (const task of tasks) {
+      const host = Object.entries(roots).find(([, root]) => fs.existsSync(path.join(root, batchId, task.id)))?.[0];
+      expect(host).toBeDefined();
+      const { ran } = await activitiesOf(taskJobId(batchId, task.id));
+      // The claim goes to the host that made the clone, and is taken there at once.
+      const claims = ran.filter((activity) => activity.type === 'claimWorkspace');
+      expect(claims).toEqual([
+        { type: 'claimWorkspace', queue: hostTaskQueue(taskQueue, host!), identity: `worker-${host}` },
+      ]);
+      const onWorkspace = ran.filter((activity) => WORKSPACE_ACTIVITIES.includes(activity.type));
+      expect(onWorkspace.length).toBeGreaterThan(0);
+      for (const activity of onWorkspace) expect(activity.identity).toBe(`worker-${host}`);
+      expect(
+        fs.readFileSync(path.join(roots[host as keyof typeof roots], batchId, task.id, 'effects.log'), 'utf8'),
+      ).toBe(`${task.id} 0\n`);
+    }
+  } finally {
+    await stop();
+    await batch.close();
   }
 });

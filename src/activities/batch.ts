@@ -6,8 +6,17 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { BATCH_ID_PATTERN, PRIOR_COST_MEMO, summaryOf, TASK_ID_PATTERN, taskJobId } from '../shared/batch';
-import type { BatchTaskSpec, PriorTaskRun, TaskSummary } from '../shared/batch';
+import {
+  addSummary,
+  BATCH_ID_PATTERN,
+  emptyTotals,
+  PRIOR_COST_MEMO,
+  summaryOf,
+  TASK_ID_PATTERN,
+  taskFinished,
+  taskJobId,
+} from '../shared/batch';
+import type { BatchTaskSpec, EarlierRunsPage, PriorTaskRun, TaskSummary } from '../shared/batch';
 import type { Terminal } from '../shared/terminal';
 import type { ContentStore } from './store/content-store';
 
@@ -57,7 +66,7 @@ async function ended(
   const handle = client.workflow.getHandle(taskJobId(batchId, id));
   if (status === 'COMPLETED') {
     const terminal = (await handle.result()) as Terminal;
-    const summary = summaryOf(id, terminal);
+    const summary = shortDetail(summaryOf(id, terminal));
     return {
       id,
       state: 'ended',
@@ -82,6 +91,14 @@ async function ended(
   };
 }
 
+/** A summary's detail is cut to this many characters where it goes into the batch's history. */
+const DETAIL_MAX = 500;
+
+function shortDetail(summary: TaskSummary): TaskSummary {
+  const detail = summary.detail;
+  return detail && detail.length > DETAIL_MAX ? { ...summary, detail: `${detail.slice(0, DETAIL_MAX - 1)}…` } : summary;
+}
+
 /** For each task id, what an earlier run of the batch left of it (a rerun skips, adopts or continues). */
 export async function priorTaskRuns(input: { batchId: string; ids: string[] }): Promise<PriorTaskRun[]> {
   const client = Context.current().client;
@@ -91,6 +108,35 @@ export async function priorTaskRuns(input: { batchId: string; ids: string[] }): 
     Context.current().heartbeat(runs.length);
   }
   return runs;
+}
+
+/**
+ * What the batch's earlier runs left of a page of its tasks, summed: what their ended jobs cost,
+ * the finished tasks (not run again) and the jobs still running. A rerun reads this for every task
+ * before it starts anything; sums rather than the tasks themselves keep its history small for a
+ * batch of thousands.
+ */
+export async function earlierRunsPage(
+  store: ContentStore,
+  input: { batchId: string; tasks: { ref: string } | { ids: string[] }; from: number; count: number },
+): Promise<EarlierRunsPage> {
+  const ids =
+    'ids' in input.tasks
+      ? input.tasks.ids
+      : (await loadBatchTasks(store, { ref: input.tasks.ref, from: input.from, count: input.count })).map(
+          (spec) => spec.id,
+        );
+  const context = Context.current();
+  const page: EarlierRunsPage = { spentUsd: 0, finished: emptyTotals(), running: [] };
+  for (const id of ids) {
+    const prior = await priorRun(context.client, input.batchId, id);
+    context.heartbeat();
+    if (prior.state === 'running') page.running.push(id);
+    if (prior.state !== 'ended') continue;
+    if (!taskFinished(prior.summary)) page.spentUsd += prior.summary.costUsd;
+    else page.finished = { ...addSummary(page.finished, prior.summary), skipped: page.finished.skipped + 1 };
+  }
+  return page;
 }
 
 /** How often `awaitTaskRuns` looks at the jobs it waits for. */

@@ -26,7 +26,7 @@ import { SandboxEngine } from './sandbox/engine';
 import { buildSystemPrompt } from './system-prompt';
 import { seedConversation } from './seed-conversation';
 import type { SeedConversationInput } from './seed-conversation';
-import { awaitTaskRuns, loadBatchTasks, prepareWorktree, priorTaskRuns } from './batch';
+import { awaitTaskRuns, earlierRunsPage, loadBatchTasks, prepareWorktree, priorTaskRuns } from './batch';
 
 /** What the activities need from the outside world; tests pass their own (the seed's QueryDeps). */
 export interface ActivityDeps {
@@ -125,9 +125,13 @@ export function createActivities(deps: ActivityDeps) {
     claimWorkspace: (input: { workspace: string }) => claimWorkspace(deps.hostQueue, input),
     loadBatchTasks: (input: { ref: string; from: number; count: number }) => loadBatchTasks(store, input),
     priorTaskRuns,
+    earlierRunsPage: (input: Parameters<typeof earlierRunsPage>[1]) => earlierRunsPage(store, input),
     awaitTaskRuns,
-    prepareWorktree: (input: Parameters<typeof prepareWorktree>[1]) =>
-      prepareWorktree(deps.worktreeRoot ?? defaultWorktreeRoot(), input),
+    // The clone is on this host: the job is told so, and its tools come here.
+    prepareWorktree: async (input: Parameters<typeof prepareWorktree>[1]) => ({
+      ...(await prepareWorktree(deps.worktreeRoot ?? defaultWorktreeRoot(), input)),
+      ...(deps.hostQueue ? { hostQueue: deps.hostQueue } : {}),
+    }),
     loadPermissionSettings: async (input: { workspace: string }): Promise<PermissionSettings> => {
       try {
         return await loadPermissionSettings(input.workspace);

@@ -92,6 +92,7 @@ async function earlierRunTook(client: Client, batchId: string): Promise<Pick<Bat
     .getHandle(batchId)
     .result()
     .catch(() => undefined)) as BatchTerminal | undefined;
+  if (terminal && typeof terminal.reached === 'number') return { earlierRunTook: terminal.reached };
   return terminal && typeof terminal.tasks === 'number' && typeof terminal.notStarted === 'number'
     ? { earlierRunTook: terminal.tasks - terminal.notStarted }
     : {};
@@ -306,7 +307,7 @@ export function formatBatchSummary(batchId: string, state: Awaited<ReturnType<ty
   const s = state.snapshot;
   const endedCount = Object.values(s.totals.outcomes).reduce((sum, count) => sum + count, 0);
   return (
-    `batch ${batchId} running: ${endedCount}/${s.tasks} ended, ${s.running.length} running, ${s.tasks - s.next} waiting` +
+    `batch ${batchId} running: ${endedCount}/${s.tasks} ended, ${s.running.length} running, ${s.tasks - s.next - (s.ahead ?? 0)} waiting` +
     ` · ${formatUsd(s.spentUsd)}${s.maxBudgetUsd !== undefined ? ` of ${formatUsd(s.maxBudgetUsd)}` : ''}` +
     `${s.stop ? ` · stopping: ${s.stop.detail}` : ''}`
   );

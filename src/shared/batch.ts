@@ -88,6 +88,12 @@ export interface BatchCarry {
   stop?: BatchStop;
   /** Tasks whose abort (or budget stop) was already sent. */
   stopSent: string[];
+  /** A rerun that counted its earlier runs up front (`EARLIER_RUNS_UP_FRONT_PATCH`). */
+  upFront?: boolean;
+  /** Earlier runs' jobs it adopted up front whose task's turn has not come. */
+  adoptedAhead?: string[];
+  /** Finished tasks it counted up front whose turn has not come. */
+  finishedAhead?: number;
 }
 
 /** The result of an `agentBatch` workflow: the totals, with the batch's own wall time. */
@@ -97,6 +103,11 @@ export interface BatchTerminal extends Pick<BatchTotals, 'outcomes' | 'turns' | 
   tasks: number;
   /** Tasks never started (the batch was aborted or its budget spent first). */
   notStarted: number;
+  /**
+   * How many tasks, from the first, this run or an earlier one took up (started, adopted, skipped):
+   * the next rerun's `earlierRunTook`. Absent in older Terminals, where it is `tasks - notStarted`.
+   */
+  reached?: number;
   /** The batch's wall time, from its first start to its end (not the tasks' sum). */
   durationMs: number;
   maxBudgetUsd?: number;
@@ -107,6 +118,8 @@ export interface BatchSnapshot {
   tasks: number;
   /** Tasks looked at so far: started, adopted, skipped or not started. */
   next: number;
+  /** Tasks not looked at yet that an earlier run finished or still runs (a rerun counts them up front). */
+  ahead?: number;
   running: RunningTask[];
   totals: BatchTotals;
   concurrency: number;
@@ -124,6 +137,8 @@ export interface BatchMembership {
   reportCost: boolean;
   /** The task's workspace could not be made (its clone failed): the job ends `setup_failed` with this. */
   setupError?: string;
+  /** The queue of the host whose worker made the task's clone (`hostTaskQueue`): the job's tools go there. */
+  workspaceHost?: string;
 }
 
 /** A task id: letters, digits, `.`, `_` and `-`, so `<batch>/<task>` stays a readable job id. */
@@ -205,6 +220,16 @@ export function addSummary(totals: BatchTotals, summary: TaskSummary): BatchTota
     costUsd: totals.costUsd + summary.costUsd,
     durationMs: totals.durationMs + summary.durationMs,
   };
+}
+
+/** What the batch's earlier runs left of a page of its tasks (`earlierRunsPage`). */
+export interface EarlierRunsPage {
+  /** What the ended jobs of the tasks that are not finished cost (they are continued). */
+  spentUsd: number;
+  /** The finished tasks, summed with their cost: a rerun skips them. */
+  finished: BatchTotals;
+  /** Tasks whose job is still running. */
+  running: string[];
 }
 
 /** How an earlier run left a task, as the batch's `priorTaskRuns` activity finds it. */

@@ -96,11 +96,14 @@ export function sessionActivities(timeouts: SessionTimeouts, turn: () => number 
       summary: what,
     });
   // A worker of another host may take the claim first: its retries, a second apart, reach the others.
-  const claim = proxyActivities<Pick<Activities, 'claimWorkspace'>>({
-    startToCloseTimeout: 30_000,
-    retry: { initialInterval: 500, backoffCoefficient: 1.5, maximumInterval: 2_000, maximumAttempts: 6 },
-    summary: 'setup · find the host of the workspace',
-  });
+  // A job told its host (a batch task in the clone a worker made) asks that host alone.
+  const claim = () =>
+    proxyActivities<Pick<Activities, 'claimWorkspace'>>({
+      ...onHost(),
+      startToCloseTimeout: 30_000,
+      retry: { initialInterval: 500, backoffCoefficient: 1.5, maximumInterval: 2_000, maximumAttempts: 6 },
+      summary: 'setup · find the host of the workspace',
+    });
   const toolStub = (input: Parameters<Activities['runTool']>[0]) =>
     proxyActivities<Pick<Activities, 'runTool'>>({
       ...onHost(),
@@ -149,7 +152,7 @@ export function sessionActivities(timeouts: SessionTimeouts, turn: () => number 
       inWorkspace(setup('permission settings')).loadPermissionSettings(input),
     loadSettings: (input: Parameters<Activities['loadSettings']>[0]) =>
       inWorkspace(setup('settings')).loadSettings(input),
-    claimWorkspace: (input: Parameters<Activities['claimWorkspace']>[0]) => claim.claimWorkspace(input),
+    claimWorkspace: (input: Parameters<Activities['claimWorkspace']>[0]) => claim().claimWorkspace(input),
     seedConversation: (input: Parameters<Activities['seedConversation']>[0]) =>
       local(setup('resumed conversation')).seedConversation(input),
     runTool: (input: Parameters<Activities['runTool']>[0]) => toolStub(input).runTool(input),

@@ -73,7 +73,13 @@ export async function agentSession(input: SessionInput): Promise<Terminal> {
 
   const info = workflowInfo();
   if (!input.resume && input.batch?.setupError === undefined && patched(WORKSPACE_AFFINITY_PATCH)) {
-    const claimed = await claimWorkspace(activities, input.workspace);
+    // A batch task's clone is on the host that made it: asked first, and waited for while it is away.
+    if (input.batch?.workspaceHost) route.hostQueue = input.batch.workspaceHost;
+    let claimed = await claimWorkspace(activities, input.workspace);
+    if (claimed.kind === 'failed' && route.hostQueue) {
+      delete route.hostQueue;
+      claimed = await claimWorkspace(activities, input.workspace);
+    }
     if (claimed.kind === 'failed') return setupFailed(control, state, claimed.detail);
     if (claimed.hostQueue) route.hostQueue = claimed.hostQueue;
   }

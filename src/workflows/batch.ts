@@ -57,7 +57,7 @@ const HISTORY_EVENT_LIMIT = 10_000;
 /** What a task that continues a conversation an earlier run left stopped part-way is told. */
 const CONTINUE_PROMPT = 'You were stopped part-way through this task. Go on with it from where you left off.';
 
-const storeActivities = proxyActivities<Pick<Activities, 'loadBatchTasks' | 'priorTaskRuns'>>({
+const storeActivities = proxyActivities<Pick<Activities, 'loadBatchTasks' | 'priorTaskRuns' | 'earlierRunsPage'>>({
   startToCloseTimeout: 5 * 60_000,
   heartbeatTimeout: 60_000,
   retry: { initialInterval: 1_000, maximumInterval: 30_000 },
@@ -88,6 +88,7 @@ export async function agentBatch(input: BatchInput): Promise<BatchTerminal> {
   const concurrency = Math.max(1, Math.min(input.concurrency, MAX_CONCURRENCY));
   const carry = input.carry;
   let next = carry?.next ?? 0;
+  const firstLook = next;
   let totals: BatchTotals = carry?.totals ?? emptyTotals();
   const startedAtMs = carry?.startedAtMs ?? Date.now();
   let stop: BatchStop | undefined = carry?.stop;
@@ -96,6 +97,13 @@ export async function agentBatch(input: BatchInput): Promise<BatchTerminal> {
   const running = new Map<string, RunningTask>(
     (carry?.running ?? []).map((task) => [task.id, { ...task, adopted: true }]),
   );
+  // A rerun counts every task's earlier run up front (`EARLIER_RUNS_UP_FRONT_PATCH`): what it
+  // counted there is not counted again when the task's turn comes.
+  let upFront = carry?.upFront ?? false;
+  /** Earlier runs' jobs adopted up front, until their task's turn. */
+  const adoptedAhead = new Set(carry?.adoptedAhead ?? []);
+  /** Finished tasks counted up front whose turn has not come. */
+  let finishedAhead = carry?.finishedAhead ?? 0;
   const ended: TaskSummary[] = [];
   const earlyCosts = new Map<string, number>();
   /** Register a task as running (the cost a report already gave included). */
@@ -112,9 +120,12 @@ export async function agentBatch(input: BatchInput): Promise<BatchTerminal> {
   let page: { from: number; specs: BatchTaskSpec[]; priors: Map<string, PriorTaskRun> } | undefined;
 
   const spentUsd = () => [...running.values()].reduce((sum, task) => sum + task.costUsd, totals.costUsd);
+  /** Tasks not reached yet that an earlier run took care of: not waiting to start. */
+  const ahead = () => finishedAhead + adoptedAhead.size;
   const snapshot = (): BatchSnapshot => ({
     tasks: total,
     next,
+    ...(upFront ? { ahead: ahead() } : {}),
     running: [...running.values()],
     totals,
     concurrency,
@@ -221,7 +232,11 @@ export async function agentBatch(input: BatchInput): Promise<BatchTerminal> {
     if (spec.worktree) {
       try {
         const made = await worktreeActivities.prepareWorktree({ batchId, taskId: spec.id, ...spec.worktree });
-        sessionInput = { ...sessionInput, workspace: made.workspace };
+        sessionInput = {
+          ...sessionInput,
+          workspace: made.workspace,
+          ...(made.hostQueue ? { batch: { ...membership, workspaceHost: made.hostQueue } } : {}),
+        };
       } catch (error) {
         // The job still starts, and ends setup_failed saying why: status, export and reruns see it as any task.
         sessionInput = {
@@ -258,6 +273,14 @@ export async function agentBatch(input: BatchInput): Promise<BatchTerminal> {
    * started after all (the batch's budget or an abort stopped it first).
    */
   const takeTask = async (index: number, spec: BatchTaskSpec, prior: PriorTaskRun | undefined): Promise<boolean> => {
+    if (upFront) {
+      // Adopted up front: it is running or has ended, and either way counted.
+      if (adoptedAhead.delete(spec.id)) return true;
+      if (prior?.state === 'ended' && taskFinished(prior.summary)) {
+        finishedAhead = Math.max(0, finishedAhead - 1);
+        return true;
+      }
+    }
     if (prior?.state === 'none' && input.earlierRunTook !== undefined && index < input.earlierRunTook) {
       totals = addSummary(totals, lostToRetention(spec.id));
       return true;
@@ -310,9 +333,36 @@ export async function agentBatch(input: BatchInput): Promise<BatchTerminal> {
   };
 
   /**
-   * A rerun counts what the batch's earlier runs spent before it starts anything, so its budget
-   * covers the whole batch: every task's ended job, with what that task's earlier jobs cost.
+   * A rerun counts what the batch's earlier runs left before it starts anything, a page of sums at
+   * a time: its budget covers the whole batch (every task's ended job, with what that task's earlier
+   * jobs cost); the finished tasks are in its totals even when its budget or an abort stops it before
+   * their turn; and every job still running is adopted at once, so its reports count and a stop
+   * reaches it.
    */
+  const countEarlierRunsUpFront = async (): Promise<void> => {
+    for (let from = 0; from < total; from += PAGE_SIZE) {
+      const tasks =
+        'inline' in input.tasks
+          ? { ids: input.tasks.inline.slice(from, from + PAGE_SIZE).map((spec) => spec.id) }
+          : { ref: input.tasks.ref };
+      const earlier = await storeActivities.earlierRunsPage({ batchId, tasks, from, count: PAGE_SIZE });
+      totals = {
+        ...totals,
+        outcomes: mergeCounts(totals.outcomes, earlier.finished.outcomes),
+        turns: totals.turns + earlier.finished.turns,
+        costUsd: totals.costUsd + earlier.finished.costUsd + earlier.spentUsd,
+        durationMs: totals.durationMs + earlier.finished.durationMs,
+        skipped: totals.skipped + earlier.finished.skipped,
+      };
+      finishedAhead += earlier.finished.skipped;
+      for (const id of earlier.running) {
+        register(id, true);
+        adoptedAhead.add(id);
+      }
+    }
+  };
+
+  /** Before `EARLIER_RUNS_UP_FRONT_PATCH`: only what the earlier runs' ended jobs cost. */
   const countEarlierRuns = async (): Promise<void> => {
     let spent = 0;
     for (let from = 0; from < total; from += PAGE_SIZE) {
@@ -322,12 +372,18 @@ export async function agentBatch(input: BatchInput): Promise<BatchTerminal> {
     }
     totals = { ...totals, costUsd: totals.costUsd + spent };
   };
-  if (!carry && input.rerun) await countEarlierRuns();
+  if (!carry && input.rerun) {
+    upFront = patched(EARLIER_RUNS_UP_FRONT_PATCH);
+    await (upFront ? countEarlierRunsUpFront() : countEarlierRuns());
+  }
 
   for (;;) {
     budgetSpent();
     await sendStops();
-    while (!stop && running.size < concurrency && next < total) {
+    // A run whose history is full continues as new before it looks at more tasks (a rerun skipping
+    // thousands of finished ones would otherwise load every page in one run); each run looks at one
+    // at least, so a low limit cannot make it continue as new for ever.
+    while (!stop && running.size < concurrency && next < total && !(upFront && next > firstLook && historyFull())) {
       const { spec, prior } = await taskAt(next);
       next += 1;
       // Not started after all: it counts as not started.
@@ -363,19 +419,22 @@ export async function agentBatch(input: BatchInput): Promise<BatchTerminal> {
           startedAtMs,
           ...(stop ? { stop } : {}),
           stopSent: [...stopSent],
+          ...(upFront ? { upFront, adoptedAhead: [...adoptedAhead], finishedAhead } : {}),
         },
       });
     }
   }
 
   // A budget spent by the last calls of the last tasks stopped nothing: the batch completed.
-  const stoppedSomething = total - next > 0 || (totals.budgetStopped ?? 0) > 0;
+  const notStarted = total - next - ahead();
+  const stoppedSomething = notStarted > 0 || (totals.budgetStopped ?? 0) > 0;
   const reason = stop?.reason === 'budget_exhausted' && !stoppedSomething ? 'completed' : (stop?.reason ?? 'completed');
   const terminal: BatchTerminal = {
     reason,
     ...(stop && reason !== 'completed' ? { detail: stop.detail } : {}),
     tasks: total,
-    notStarted: total - next,
+    notStarted,
+    ...(upFront ? { reached: Math.max(next, input.earlierRunTook ?? 0) } : {}),
     outcomes: totals.outcomes,
     turns: totals.turns,
     costUsd: totals.costUsd,
@@ -388,6 +447,22 @@ export async function agentBatch(input: BatchInput): Promise<BatchTerminal> {
     upsertSearchAttributes([{ key: OUTCOME_KEY, value: terminal.reason }]);
   }
   return terminal;
+}
+
+/**
+ * Guards how a rerun counts its earlier runs. Before it, a rerun summed only what their ended jobs
+ * cost, and met each finished task (and each job still running) only when the task's turn came:
+ * a rerun whose budget was already spent reported the finished tasks as not started, and a job
+ * still running past its turn spent uncounted and never got the stop. Asked once, by a rerun's
+ * first run; later runs carry the answer.
+ */
+export const EARLIER_RUNS_UP_FRONT_PATCH = 'batch-earlier-runs-up-front';
+
+/** Two tallies of outcomes added up. */
+function mergeCounts(a: Record<string, number>, b: Record<string, number>): Record<string, number> {
+  const sum = { ...a };
+  for (const [key, count] of Object.entries(b)) sum[key] = (sum[key] ?? 0) + count;
+  return sum;
 }
 
 /**

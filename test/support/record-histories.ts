@@ -360,14 +360,17 @@ const searchAttributeArgs = JOB_SEARCH_ATTRIBUTES.flatMap(({ key, cliType }) => 
 
 /** The batch scenario's name: a batch with a budget that stops it, continuing as new on the way. */
 const BATCH_SCENARIO = 'batch-budget';
+/** Its rerun with more budget (the first run of the rerun). */
+const BATCH_RERUN_SCENARIO = 'batch-rerun';
 
 /**
  * A batch of three tasks, two at a time, with a budget their cost reports cross and a history
  * limit that makes it continue as new: its first run (starting children, cost signals, the stop
  * sent), its last run (adopted jobs watched by an activity), and one of its jobs (the cost reports
- * and the batch's budget stop, from the job's side).
+ * and the batch's budget stop, from the job's side); then the first run of its rerun with more
+ * budget (earlier runs counted up front, stopped tasks continued).
  */
-async function recordBatch(outDir: string): Promise<void> {
+async function recordBatch(outDir: string, which: ReadonlySet<string>): Promise<void> {
   const { scriptedBatch } = await import('./batch');
   const env = await startTemporal(searchAttributeArgs);
   const batch = await scriptedBatch(makeWorkspace({}), 3, { prefix: BATCH_SCENARIO, turns: 3, dollars: true });
@@ -390,10 +393,26 @@ async function recordBatch(outDir: string): Promise<void> {
       console.log(`${name}: ${history.events?.length} events`);
     };
     console.log(`${BATCH_SCENARIO}: ${terminal.reason}`);
-    await write(`${BATCH_SCENARIO}-first-run`, handle.firstExecutionRunId);
-    await write(BATCH_SCENARIO);
-    const job = await env.client.workflow.getHandle(`history-${BATCH_SCENARIO}/t1`).fetchHistory();
-    fs.writeFileSync(path.join(outDir, `${BATCH_SCENARIO}-job.json`), `${historyToJSON(job)}\n`);
+    if (which.has(BATCH_SCENARIO)) {
+      await write(`${BATCH_SCENARIO}-first-run`, handle.firstExecutionRunId);
+      await write(BATCH_SCENARIO);
+      const job = await env.client.workflow.getHandle(`history-${BATCH_SCENARIO}/t1`).fetchHistory();
+      fs.writeFileSync(path.join(outDir, `${BATCH_SCENARIO}-job.json`), `${historyToJSON(job)}\n`);
+    }
+    if (which.has(BATCH_RERUN_SCENARIO)) {
+      // The same batch again with more budget: it counts its earlier run up front, skips the
+      // finished task and continues the stopped ones.
+      const rerun = await env.client.workflow.start('agentBatch', {
+        taskQueue,
+        workflowId: `history-${BATCH_SCENARIO}`,
+        args: [
+          { tasks: { inline: batch.tasks }, concurrency: 2, maxBudgetUsd: 100, rerun: true, historyEventLimit: 40 },
+        ],
+        typedSearchAttributes: [{ key: OUTCOME_KEY, value: RUNNING_OUTCOME }],
+      });
+      console.log(`${BATCH_RERUN_SCENARIO}: ${((await rerun.result()) as { reason: string }).reason}`);
+      await write(BATCH_RERUN_SCENARIO, rerun.firstExecutionRunId);
+    }
   } finally {
     worker.shutdown();
     await done;
@@ -407,7 +426,10 @@ async function main(): Promise<void> {
   fs.mkdirSync(outDir, { recursive: true });
   // Names on the command line record only those scenarios (a new one, without touching the rest).
   const only = process.argv.slice(2);
-  if (only.length === 0 || only.includes(BATCH_SCENARIO)) await recordBatch(outDir);
+  const batchScenarios = [BATCH_SCENARIO, BATCH_RERUN_SCENARIO].filter(
+    (name) => only.length === 0 || only.includes(name),
+  );
+  if (batchScenarios.length > 0) await recordBatch(outDir, new Set(batchScenarios));
   for (const scenario of scenarios.filter((s) => only.length === 0 || only.includes(s.name))) {
     const env = await startTemporal([
       ...(scenario.extraArgs ?? []),
