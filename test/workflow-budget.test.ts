@@ -100,14 +100,20 @@ describe('workflow: cost and budget', () => {
       faults: [{ turn: 0, attempt: 1, kind: 'reply', reply: cut }],
     });
 
-    await withJob('compaction-cost', { session: session(), input: { modelPrices: PRICES } }, async (job) => {
+    const everyInputAtTen: ModelPricesEntry[] = [
+      { prefix: MODEL, input: 10, output: 0, cacheWrite: 10, cacheRead: 10 },
+    ];
+    await withJob('compaction-cost', { session: session(), input: { modelPrices: everyInputAtTen } }, async (job) => {
       const terminal = (await job.handle.result()) as Terminal;
       expect(terminal.reason).toBe('completed');
       expect(job.server.compactionRequests()).toHaveLength(1);
       const used = terminal.modelUsage?.[MODEL];
-      expect(used?.inputTokens).toBeGreaterThan(200_000);
-      // Every input token at $10 per million: the two turn calls and the compaction.
-      expect(used?.costUSD).toBeCloseTo((used!.inputTokens * 10) / 1_000_000, 10);
+      // The two turn calls' 200,000 and the compaction's, which the prompt cache may have read or
+      // written whole (its request can end at a cache breakpoint): every kind of input token counts.
+      const inputOfEveryKind = used!.inputTokens + used!.cacheReadInputTokens + used!.cacheCreationInputTokens;
+      expect(inputOfEveryKind).toBeGreaterThan(200_000);
+      // Every input token at $10 per million, cached or not: the two turn calls and the compaction.
+      expect(used?.costUSD).toBeCloseTo((inputOfEveryKind * 10) / 1_000_000, 10);
       expect(terminal.totalCostUsd).toBe(used?.costUSD);
     });
 
