@@ -42,7 +42,8 @@ const RUN_TIMEOUT_MS = 5 * 60_000;
 const AGENT_QUEUE = `bench-agent-${process.pid}`;
 const FLOOR_QUEUE = `bench-floor-${process.pid}`;
 
-type Variant = 'a' | 'b' | 'c';
+type Variant = 'a' | 'b' | 'c' | 'd';
+const VARIANTS: readonly Variant[] = ['a', 'b', 'c', 'd'];
 interface RunResult {
   ms: number;
   historyBytes?: number;
@@ -165,31 +166,33 @@ async function main(): Promise<void> {
           return { ms, historyBytes: temporal.api.history.v1.History.encode(history).finish().length };
         });
       },
-      c: async () => {
-        const { runTag } = nextJob();
-        const start = performance.now();
-        const handle = await env.client.workflow.start('floorWorkflow', {
-          taskQueue: FLOOR_QUEUE,
-          workflowId: `bench-floor-${runTag}-${randomUUID()}`,
-          args: [TURNS],
-        });
-        const iterations = (await withTimeout(handle.result(), `workflow ${handle.workflowId}`)) as number;
-        const ms = performance.now() - start;
-        if (iterations !== TURNS) throw new Error(`bench: the floor ran ${iterations} iterations, expected ${TURNS}`);
-        return { ms };
-      },
+      c: () => runFloor(true),
+      d: () => runFloor(false),
     };
-    const names: Record<Variant, string> = { a: 'in-process', b: 'durable', c: 'floor' };
+    async function runFloor(eager: boolean): Promise<RunResult> {
+      const { runTag } = nextJob();
+      const start = performance.now();
+      const handle = await env.client.workflow.start('floorWorkflow', {
+        taskQueue: FLOOR_QUEUE,
+        workflowId: `bench-floor-${runTag}-${randomUUID()}`,
+        args: [TURNS, eager],
+      });
+      const iterations = (await withTimeout(handle.result(), `workflow ${handle.workflowId}`)) as number;
+      const ms = performance.now() - start;
+      if (iterations !== TURNS) throw new Error(`bench: the floor ran ${iterations} iterations, expected ${TURNS}`);
+      return { ms };
+    }
+    const names: Record<Variant, string> = { a: 'in-process', b: 'durable', c: 'floor', d: 'floor, no eager dispatch' };
 
     // Warm-up, then RUNS rounds; each round runs a, b, c one after another (never in parallel), so
     // drift in the machine's speed over the run touches every variant alike.
-    for (const variant of ['a', 'b', 'c'] as const) {
+    for (const variant of VARIANTS) {
       progress(`warm-up: ${names[variant]}...`);
       await runners[variant]();
     }
-    const results: Record<Variant, RunResult[]> = { a: [], b: [], c: [] };
+    const results: Record<Variant, RunResult[]> = { a: [], b: [], c: [], d: [] };
     for (let round = 1; round <= RUNS; round++) {
-      for (const variant of ['a', 'b', 'c'] as const) {
+      for (const variant of VARIANTS) {
         const result = await runners[variant]();
         results[variant].push(result);
         progress(`run ${round}/${RUNS}: ${names[variant]} ${result.ms.toFixed(0)} ms`);
@@ -210,6 +213,7 @@ function report(results: Record<Variant, RunResult[]>): void {
   const a = median('a');
   const b = median('b');
   const c = median('c');
+  const d = median('d');
   const perTurn = (run: RunResult) => run.ms / TURNS;
   const label = (text: string) => text.padEnd(49);
   const line = (text: string, run: RunResult) =>
@@ -232,17 +236,20 @@ function report(results: Record<Variant, RunResult[]>): void {
     line('in-process loop (no Temporal):', a),
     line('durable (agentSession):', b),
     line('floor (bare workflow, 2 empty activities/turn):', c),
+    line('floor without eager activity dispatch:', d),
     '',
     `durable vs in-process: ${signed(perTurn(b) - perTurn(a))} ms/turn, ratio ${(b.ms / a.ms).toFixed(2)}x`,
     `durable vs floor:      ${signed(perTurn(b) - perTurn(c))} ms/turn, ratio ${(b.ms / c.ms).toFixed(2)}x`,
     // The work itself plus Temporal's unavoidable per-activity cost: what durable can at best be.
     `durable vs (in-process + floor): ${signed(perTurn(b) - perTurn(a) - perTurn(c))} ms/turn, ratio ${(b.ms / (a.ms + c.ms)).toFixed(2)}x`,
+    // The agent's activities are on other queues than its workflow, so none is dispatched eagerly.
+    `durable vs (in-process + floor without eager dispatch): ${signed(perTurn(b) - perTurn(a) - perTurn(d))} ms/turn, ratio ${(b.ms / (a.ms + d.ms)).toFixed(2)}x`,
     `history: ${historyBytes} bytes, ${Math.round(historyBytes / TURNS)} bytes/turn` +
       (historySizes.length > 1
         ? ` (median run; all runs: ${results.b.map((run) => run.historyBytes).join(', ')})`
         : ''),
     '',
-    `all timed runs (ms): in-process [${runs('a')}], durable [${runs('b')}], floor [${runs('c')}]`,
+    `all timed runs (ms): in-process [${runs('a')}], durable [${runs('b')}], floor [${runs('c')}], floor without eager [${runs('d')}]`,
   ];
   console.log(lines.join('\n'));
 }
