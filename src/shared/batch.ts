@@ -222,6 +222,20 @@ export function addSummary(totals: BatchTotals, summary: TaskSummary): BatchTota
   };
 }
 
+/** Two sets of totals added up (outcomes, turns, cost, duration, skipped; `b`'s other counts are dropped). */
+export function addTotals(a: BatchTotals, b: BatchTotals): BatchTotals {
+  const outcomes = { ...a.outcomes };
+  for (const [outcome, count] of Object.entries(b.outcomes)) outcomes[outcome] = (outcomes[outcome] ?? 0) + count;
+  return {
+    ...a,
+    outcomes,
+    turns: a.turns + b.turns,
+    costUsd: a.costUsd + b.costUsd,
+    durationMs: a.durationMs + b.durationMs,
+    skipped: a.skipped + b.skipped,
+  };
+}
+
 /** What the batch's earlier runs left of a page of its tasks (`earlierRunsPage`). */
 export interface EarlierRunsPage {
   /** What the ended jobs of the tasks that are not finished cost (they are continued). */

@@ -18,6 +18,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { createActivities } from '../activities';
 import {
   addSummary,
+  addTotals,
   BATCH_BUDGET_DETAIL,
   emptyTotals,
   MAX_CONCURRENCY,
@@ -346,14 +347,8 @@ export async function agentBatch(input: BatchInput): Promise<BatchTerminal> {
           ? { ids: input.tasks.inline.slice(from, from + PAGE_SIZE).map((spec) => spec.id) }
           : { ref: input.tasks.ref };
       const earlier = await storeActivities.earlierRunsPage({ batchId, tasks, from, count: PAGE_SIZE });
-      totals = {
-        ...totals,
-        outcomes: mergeCounts(totals.outcomes, earlier.finished.outcomes),
-        turns: totals.turns + earlier.finished.turns,
-        costUsd: totals.costUsd + earlier.finished.costUsd + earlier.spentUsd,
-        durationMs: totals.durationMs + earlier.finished.durationMs,
-        skipped: totals.skipped + earlier.finished.skipped,
-      };
+      totals = addTotals(totals, earlier.finished);
+      totals = { ...totals, costUsd: totals.costUsd + earlier.spentUsd };
       finishedAhead += earlier.finished.skipped;
       for (const id of earlier.running) {
         register(id, true);
@@ -457,13 +452,6 @@ export async function agentBatch(input: BatchInput): Promise<BatchTerminal> {
  * first run; later runs carry the answer.
  */
 export const EARLIER_RUNS_UP_FRONT_PATCH = 'batch-earlier-runs-up-front';
-
-/** Two tallies of outcomes added up. */
-function mergeCounts(a: Record<string, number>, b: Record<string, number>): Record<string, number> {
-  const sum = { ...a };
-  for (const [key, count] of Object.entries(b)) sum[key] = (sum[key] ?? 0) + count;
-  return sum;
-}
 
 /**
  * Batches recorded before this patch counted a job that ended without a Terminal (terminated from
