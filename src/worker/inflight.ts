@@ -48,18 +48,50 @@ export function inflightDir(home: string): string {
   return path.join(home, 'inflight');
 }
 
-/** This process's record; kept current as activities start and end. */
+/**
+ * This process's record; kept current as activities start and end.
+ *
+ * The file is written off the event loop, and changes that land while one write is under way go
+ * out together in the next: with hundreds of calls in flight, a synchronous rewrite of the whole
+ * record at every start and end blocked the worker's only JavaScript thread for milliseconds per
+ * activity. The record may lag a start by one write; a call started in that window and cut by a
+ * crash is retried at its heartbeat timeout instead of at once, as any call was before this record.
+ * A call that ended but is still listed is left alone by the sweep (it is no longer at its attempt).
+ */
 export class InflightRecorder {
   private readonly running = new Map<string, InflightActivity>();
   private readonly file: string;
   private readonly base: Omit<InflightRecord, 'activities'>;
+  private readonly writeFile: (file: string, text: string) => Promise<void>;
+  private readonly onError: (error: unknown) => void;
+  private writing: Promise<void> | undefined;
+  private dirty = false;
+  private closed = false;
+  private failing = false;
 
-  constructor(home: string) {
+  constructor(
+    home: string,
+    options: {
+      /** Replaces the atomic file write (tests count the writes). */
+      writeFile?: (file: string, text: string) => Promise<void>;
+      onError?: (error: unknown) => void;
+    } = {},
+  ) {
     const dir = inflightDir(home);
     fs.mkdirSync(dir, { recursive: true });
     this.file = path.join(dir, `${os.hostname()}-${process.pid}.json`);
     this.base = { pid: process.pid, host: os.hostname(), bootId: bootId() };
-    this.write();
+    this.writeFile = options.writeFile ?? replaceFile;
+    this.onError =
+      options.onError ??
+      ((error) =>
+        console.error(
+          `durable-agent worker: could not write its in-flight record ${this.file} (${String(error)}); ` +
+            'calls cut by a crash of this worker will be retried at their heartbeat timeout',
+        ));
+    const temp = `${this.file}.${process.pid}.tmp`;
+    fs.writeFileSync(temp, this.recordText());
+    fs.renameSync(temp, this.file);
   }
 
   /** The worker's activity interceptor: records each model call and tool call while it runs. */
@@ -78,29 +110,65 @@ export class InflightRecorder {
             attempt: info.attempt,
             startedAt: new Date().toISOString(),
           });
-          this.write();
+          this.changed();
           try {
             return await next(input);
           } finally {
             this.running.delete(key);
-            this.write();
+            this.changed();
           }
         },
       },
     });
   }
 
+  /** Resolves once the file says what runs now (tests; and close). */
+  async settled(): Promise<void> {
+    while (this.writing) await this.writing;
+  }
+
   /** The worker ended normally: nothing of it is left to hand back. */
-  remove(): void {
+  async remove(): Promise<void> {
+    this.closed = true;
+    await this.settled();
     fs.rmSync(this.file, { force: true });
   }
 
-  private write(): void {
-    const record: InflightRecord = { ...this.base, activities: [...this.running.values()] };
-    const temp = `${this.file}.${process.pid}.tmp`;
-    fs.writeFileSync(temp, JSON.stringify(record));
-    fs.renameSync(temp, this.file);
+  private changed(): void {
+    this.dirty = true;
+    this.writing ??= this.flush();
   }
+
+  private async flush(): Promise<void> {
+    try {
+      while (this.dirty && !this.closed) {
+        this.dirty = false;
+        try {
+          await this.writeFile(this.file, this.recordText());
+          this.failing = false;
+        } catch (error) {
+          // Said once per spell of failures; the next change tries again.
+          if (!this.failing) this.onError(error);
+          this.failing = true;
+          return;
+        }
+      }
+    } finally {
+      this.writing = undefined;
+    }
+  }
+
+  private recordText(): string {
+    const record: InflightRecord = { ...this.base, activities: [...this.running.values()] };
+    return JSON.stringify(record);
+  }
+}
+
+/** Write through a temporary file and rename it over, so a reader never sees half a record. */
+async function replaceFile(file: string, text: string): Promise<void> {
+  const temp = `${file}.${process.pid}.tmp`;
+  await fs.promises.writeFile(temp, text);
+  await fs.promises.rename(temp, file);
 }
 
 /** What a sweep did, for the worker's log. */

@@ -123,7 +123,7 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
     }
     await orphans.stop();
     console.error('durable-agent worker stopped');
-    inflight.remove();
+    await inflight.remove();
   } finally {
     await connection.close();
   }

@@ -122,7 +122,13 @@ export async function spawnWorkerProcess(options: {
     : undefined;
   const child = spawn(
     process.execPath,
-    ['-r', 'ts-node/register/transpile-only', path.join(root, 'src', 'worker', 'main.ts')],
+    [
+      // e.g. `--cpu-prof --cpu-prof-dir=DIR` to profile the worker of a bench (Node refuses it in NODE_OPTIONS).
+      ...(process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== ''),
+      '-r',
+      'ts-node/register/transpile-only',
+      path.join(root, 'src', 'worker', 'main.ts'),
+    ],
     {
       cwd: root,
       stdio: handoff ? handoff.stdio : ['ignore', 'pipe', 'pipe'],
