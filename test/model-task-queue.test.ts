@@ -186,6 +186,56 @@ describe('model calls on their own task queue', () => {
     expect(spread(limited.arrivals)).toBeGreaterThanOrEqual(1_800);
   });
 
+  test("DURABLE_AGENT_MODEL_HEARTBEAT holds a streaming reply's heartbeats back for that long", async () => {
+    // The first reply streams for about 4 s (8 frames, 500 ms apart). How often a heartbeat
+    // reached the server shows in the call's pending info: a new lastHeartbeatTime each time.
+    const beats = async (name: string, limits: Pick<WorkerOptions, 'modelHeartbeatMs'>): Promise<number> => {
+      const server = await ScriptedModelServer.start(readThenAnswer(name, 500));
+      const taskQueue = uniqueTaskQueue(name);
+      const worker = await createWorker({
+        connection: env.nativeConnection,
+        taskQueue,
+        ...limits,
+        activities: {
+          anthropic: () => new Anthropic({ apiKey: 'test-key', baseURL: server.url, maxRetries: 0 }),
+          storeDir: tempDir('store'),
+          streamIdleMs: 10_000,
+        },
+      });
+      const seen = new Set<string>();
+      try {
+        return await worker.runUntil(async () => {
+          const handle = await env.client.workflow.start('agentSession', {
+            taskQueue,
+            workflowId: `${name}-${process.pid}-${Date.now()}`,
+            args: [sessionInput(makeWorkspace({ 'a.txt': 'hello\n' }))],
+          });
+          const result = handle.result() as Promise<Terminal>;
+          let done = false;
+          void result.finally(() => (done = true));
+          while (!done && server.requests.length < 2) {
+            const pending = (await handle.describe()).raw.pendingActivities ?? [];
+            for (const activity of pending) {
+              const at = activity.lastHeartbeatTime;
+              if (activity.activityType?.name === 'callModel' && at) seen.add(`${at.seconds}.${at.nanos}`);
+            }
+            await new Promise((resolve) => setTimeout(resolve, 100));
+          }
+          expect((await result).reason).toBe('completed');
+          return seen.size;
+        });
+      } finally {
+        await server.close();
+      }
+    };
+    expect(await beats('heartbeat-default', {})).toBeGreaterThanOrEqual(4);
+    // Held back for 10 s: the first heartbeat goes at once, and at most one more (the one pending
+    // when the reply ends) within a 4 s stream.
+    expect(
+      await beats('heartbeat-held', workerLimitsFromEnv({ DURABLE_AGENT_MODEL_HEARTBEAT: '10s' })),
+    ).toBeLessThanOrEqual(2);
+  });
+
   test('bad worker limits stop the real worker with one clear line naming the variable', async () => {
     const cases: Array<[Record<string, string>, string]> = [
       [
@@ -240,6 +290,13 @@ describe('model calls on their own task queue', () => {
     }
     for (const bad of ['0', 'fast', '1/s']) {
       expect(() => workerLimitsFromEnv({ DURABLE_AGENT_MODEL_RATE: bad })).toThrow('DURABLE_AGENT_MODEL_RATE=');
+    }
+    expect(workerLimitsFromEnv({ DURABLE_AGENT_MODEL_HEARTBEAT: '5s' }).modelHeartbeatMs).toBe(5_000);
+    expect(workerLimitsFromEnv({ DURABLE_AGENT_MODEL_HEARTBEAT: '2000ms' }).modelHeartbeatMs).toBe(2_000);
+    for (const bad of ['5', '100ms', '31s', '1.5s', '1m']) {
+      expect(() => workerLimitsFromEnv({ DURABLE_AGENT_MODEL_HEARTBEAT: bad })).toThrow(
+        `DURABLE_AGENT_MODEL_HEARTBEAT=${JSON.stringify(bad)} is not allowed: use a duration from 500ms to 30s`,
+      );
     }
   });
 

@@ -38,6 +38,12 @@ export interface WorkerOptions {
    * should agree; the last one to poll sets it.
    */
   modelRatePerSecond?: number;
+  /**
+   * The longest the heartbeat of a streaming model call waits in the worker before it is sent
+   * (default {@link HEARTBEAT_THROTTLE_MS}). Longer spares the server a write per heartbeat, at the
+   * price of `tail` showing text that much later and an abort reaching a stream that much later.
+   */
+  modelHeartbeatMs?: number;
   /** Workflow-side knobs for many concurrent jobs on one worker; Temporal's defaults when unset. */
   workflowTuning?: WorkflowTuning;
   /**
@@ -106,8 +112,9 @@ let bundlePromise: Promise<WorkflowBundleWithSourceMap> | undefined;
  * while text arrives, 1 every 5 s while the model thinks; Bash: 1 a second), so a worker with all
  * its slots busy (32 tool slots, 200 model-call slots by default) sends at most 464 a second. On
  * Temporal Cloud each heartbeat that reaches the server is a billable action: about 2 per second
- * of streamed reply. Both of a worker's Temporal Workers use this throttle; on one dev server
- * heartbeats are a large share of the server's work (bench/README.md, saturation).
+ * of streamed reply. A worker's Temporal Workers all use this throttle, but the model worker's can
+ * be set longer (`DURABLE_AGENT_MODEL_HEARTBEAT`): on one dev server heartbeats are a large share
+ * of the server's work (bench/README.md, saturation).
  */
 export const HEARTBEAT_THROTTLE_MS = 500;
 
@@ -165,6 +172,12 @@ export async function createWorker(options: WorkerOptions): Promise<AgentWorker>
     ...common,
     taskQueue: modelTaskQueue(taskQueue),
     activities: modelActivities,
+    ...(options.modelHeartbeatMs !== undefined
+      ? {
+          maxHeartbeatThrottleInterval: options.modelHeartbeatMs,
+          defaultHeartbeatThrottleInterval: options.modelHeartbeatMs,
+        }
+      : {}),
     maxConcurrentActivityTaskExecutions: options.modelConcurrency ?? DEFAULT_MODEL_CONCURRENCY,
     ...(options.modelRatePerSecond !== undefined
       ? { maxTaskQueueActivitiesPerSecond: options.modelRatePerSecond }
