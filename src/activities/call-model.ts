@@ -13,6 +13,7 @@ import { MODEL_FAILURE_TYPES } from '../shared/activity-types';
 import type { AssistantContentBlock, AssistantMessage, Message, ToolResultBlock, Usage } from '../shared/messages';
 import { callCostUsd, modelPricesExample, modelPricesFor } from '../shared/pricing';
 import type { ModelPrices } from '../shared/pricing';
+import { builtSchema } from '../shared/lazy-schema';
 import { getToolDefinition } from '../shared/tools';
 import { INPUT_FIELD_PREVIEW_CHARS, largeInputFields } from '../shared/tool-input-refs';
 import type { InputFieldRef, StoredInputField } from '../shared/tool-input-refs';
@@ -219,10 +220,9 @@ export function toolSchemas(names: string[]): Anthropic.Tool[] {
           nonRetryable: true,
         });
       }
-      const { $schema: _ignored, ...schema } = z.toJSONSchema(definition.inputSchema, { io: 'input' }) as Record<
-        string,
-        unknown
-      >;
+      const { $schema: _ignored, ...schema } = z.toJSONSchema(builtSchema(definition.inputSchema), {
+        io: 'input',
+      }) as Record<string, unknown>;
       tool = { name, description: definition.description, input_schema: schema as Anthropic.Tool.InputSchema };
       schemaCache.set(name, tool);
     }

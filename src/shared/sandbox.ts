@@ -8,6 +8,7 @@
  * `enabled: false` or `--no-sandbox`.
  */
 import { z } from 'zod';
+import { lazySchema } from './lazy-schema';
 
 const pathList = (what: string) =>
   z
@@ -15,42 +16,48 @@ const pathList = (what: string) =>
     .describe(`${what}. "~/" is the worker's home, "/" or "//" an absolute path, anything else is under the workspace`);
 
 /** `sandbox.network`. Unknown keys pass, so a newer Claude Code settings file still loads. */
-export const sandboxNetworkSettingsSchema = z.looseObject({
-  allowedDomains: z
-    .array(z.string().min(1))
-    .describe('Hosts sandboxed commands may reach; empty or absent means no network. "*" allows every host')
-    .optional(),
-  deniedDomains: z.array(z.string().min(1)).describe('Hosts never reachable, even if allowed').optional(),
-  allowManagedDomainsOnly: z.boolean().optional(),
-  allowUnixSockets: z.array(z.string()).describe('macOS only in Claude Code; ignored here').optional(),
-  allowAllUnixSockets: z.boolean().optional(),
-  allowLocalBinding: z.boolean().optional(),
-  httpProxyPort: z.number().int().optional(),
-  socksProxyPort: z.number().int().optional(),
-});
+export const sandboxNetworkSettingsSchema = lazySchema(() =>
+  z.looseObject({
+    allowedDomains: z
+      .array(z.string().min(1))
+      .describe('Hosts sandboxed commands may reach; empty or absent means no network. "*" allows every host')
+      .optional(),
+    deniedDomains: z.array(z.string().min(1)).describe('Hosts never reachable, even if allowed').optional(),
+    allowManagedDomainsOnly: z.boolean().optional(),
+    allowUnixSockets: z.array(z.string()).describe('macOS only in Claude Code; ignored here').optional(),
+    allowAllUnixSockets: z.boolean().optional(),
+    allowLocalBinding: z.boolean().optional(),
+    httpProxyPort: z.number().int().optional(),
+    socksProxyPort: z.number().int().optional(),
+  }),
+);
 
 /** `sandbox.filesystem`. */
-export const sandboxFilesystemSettingsSchema = z.looseObject({
-  allowWrite: pathList('Paths writable besides the workspace and the private temp folder').optional(),
-  denyWrite: pathList('Paths kept read-only even inside a writable one').optional(),
-  denyRead: pathList('Paths hidden from sandboxed commands, besides the built-in credential places').optional(),
-  allowRead: pathList('Paths shown again inside a hidden one').optional(),
-  allowManagedReadPathsOnly: z.boolean().optional(),
-});
+export const sandboxFilesystemSettingsSchema = lazySchema(() =>
+  z.looseObject({
+    allowWrite: pathList('Paths writable besides the workspace and the private temp folder').optional(),
+    denyWrite: pathList('Paths kept read-only even inside a writable one').optional(),
+    denyRead: pathList('Paths hidden from sandboxed commands, besides the built-in credential places').optional(),
+    allowRead: pathList('Paths shown again inside a hidden one').optional(),
+    allowManagedReadPathsOnly: z.boolean().optional(),
+  }),
+);
 
 /** Claude Code's `sandbox` settings block, as one settings file holds it. */
-export const sandboxSettingsSchema = z.looseObject({
-  enabled: z.boolean().describe('false runs Bash without the OS sandbox (durable-agent default: true)').optional(),
-  failIfUnavailable: z.boolean().optional(),
-  autoAllowBashIfSandboxed: z.boolean().optional(),
-  allowUnsandboxedCommands: z.boolean().optional(),
-  excludedCommands: z.array(z.string()).optional(),
-  network: sandboxNetworkSettingsSchema.optional(),
-  filesystem: sandboxFilesystemSettingsSchema.optional(),
-  ignoreViolations: z.record(z.string(), z.array(z.string())).optional(),
-  enableWeakerNestedSandbox: z.boolean().optional(),
-  enableWeakerNetworkIsolation: z.boolean().optional(),
-});
+export const sandboxSettingsSchema = lazySchema(() =>
+  z.looseObject({
+    enabled: z.boolean().describe('false runs Bash without the OS sandbox (durable-agent default: true)').optional(),
+    failIfUnavailable: z.boolean().optional(),
+    autoAllowBashIfSandboxed: z.boolean().optional(),
+    allowUnsandboxedCommands: z.boolean().optional(),
+    excludedCommands: z.array(z.string()).optional(),
+    network: sandboxNetworkSettingsSchema.optional(),
+    filesystem: sandboxFilesystemSettingsSchema.optional(),
+    ignoreViolations: z.record(z.string(), z.array(z.string())).optional(),
+    enableWeakerNestedSandbox: z.boolean().optional(),
+    enableWeakerNetworkIsolation: z.boolean().optional(),
+  }),
+);
 
 export type SandboxSettings = z.infer<typeof sandboxSettingsSchema>;
 export type SandboxNetworkSettings = z.infer<typeof sandboxNetworkSettingsSchema>;

@@ -6,34 +6,45 @@
  */
 import { z } from 'zod';
 import type { ApprovalAnswer } from './session';
+import { builtSchema, lazySchema } from './lazy-schema';
 
 /** Longest abort reason or approval reason kept; longer text is cut, not refused. */
 const REASON_CHARS = 2_000;
 
-const reason = z
-  .string()
-  .transform((text) => text.trim().slice(0, REASON_CHARS))
-  .describe('free text shown in the Terminal or to the model');
+const reason = lazySchema(() =>
+  z
+    .string()
+    .transform((text) => text.trim().slice(0, REASON_CHARS))
+    .describe('free text shown in the Terminal or to the model'),
+);
 
 /** `abort [reason]`: no argument, or a string. */
-export const abortPayload = z.union([z.undefined(), z.null().transform(() => undefined), reason]);
+export const abortPayload = lazySchema(() =>
+  z.union([z.undefined(), z.null().transform(() => undefined), builtSchema(reason)]),
+);
 
 /** `setMaxTurns n`: a positive integer. */
-export const maxTurnsPayload = z.number().int().positive().max(1_000_000);
+export const maxTurnsPayload = lazySchema(() => z.number().int().positive().max(1_000_000));
 
 /** `userMessage text`: non-blank text. */
-export const userMessagePayload = z.string().refine((text) => text.trim() !== '', 'the message is blank');
+export const userMessagePayload = lazySchema(() =>
+  z.string().refine((text) => text.trim() !== '', 'the message is blank'),
+);
 
 /** `approval {toolUseId?, decision, always?, reason?}`. */
-export const approvalPayload: z.ZodType<ApprovalAnswer> = z.strictObject({
-  toolUseId: z.string().min(1).optional(),
-  decision: z.enum(['allow', 'deny']),
-  always: z.boolean().optional(),
-  reason: reason.optional(),
-});
+export const approvalPayload: z.ZodType<ApprovalAnswer> = lazySchema(() =>
+  z.strictObject({
+    toolUseId: z.string().min(1).optional(),
+    decision: z.enum(['allow', 'deny']),
+    always: z.boolean().optional(),
+    reason: reason.optional(),
+  }),
+);
 
 /** `snapshot [sinceSeq]`: no argument, or a non-negative integer. */
-export const sinceSeqPayload = z.union([z.undefined(), z.null().transform(() => 0), z.number().int().nonnegative()]);
+export const sinceSeqPayload = lazySchema(() =>
+  z.union([z.undefined(), z.null().transform(() => 0), z.number().int().nonnegative()]),
+);
 
 /**
  * Parse one payload. On failure the message says which signal, what was wrong and what a valid
@@ -73,10 +84,14 @@ function describe(value: unknown): string {
 }
 
 /** `taskCost {taskId, costUsd}`: a batch's job reporting what it has cost so far. */
-export const taskCostPayload = z.strictObject({
-  taskId: z.string().min(1),
-  costUsd: z.number().nonnegative().finite(),
-});
+export const taskCostPayload = lazySchema(() =>
+  z.strictObject({
+    taskId: z.string().min(1),
+    costUsd: z.number().nonnegative().finite(),
+  }),
+);
 
 /** `batchBudgetSpent [what]`: the job's batch has spent its budget; the text says how much. */
-export const batchBudgetPayload = z.union([z.undefined(), z.null().transform(() => undefined), reason]);
+export const batchBudgetPayload = lazySchema(() =>
+  z.union([z.undefined(), z.null().transform(() => undefined), builtSchema(reason)]),
+);

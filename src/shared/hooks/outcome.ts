@@ -9,6 +9,7 @@
  */
 import { z } from 'zod';
 import { HOOK_TEXT_CHARS, type HookDecision, type RunHookEvent, type RunHooksResult } from './types';
+import { lazySchema } from '../lazy-schema';
 
 /** How one hook command ended, as the activity saw it. */
 export interface HookRun {
@@ -41,31 +42,33 @@ export interface HookOutcome {
 }
 
 /** The JSON a hook may print on exit 0. Unknown keys pass (newer fields, `updatedMCPToolOutput`). */
-export const hookOutputSchema = z.looseObject({
-  continue: z.boolean().describe('false: stop the session after this hook (wins over any decision)').optional(),
-  stopReason: z.string().describe('Shown to the user when continue is false').optional(),
-  suppressOutput: z
-    .boolean()
-    .describe("Keep stdout out of the log; durable-agent never shows a JSON reply's stdout")
-    .optional(),
-  systemMessage: z.string().describe('A warning shown to the user').optional(),
-  decision: z
-    .enum(['block', 'approve'])
-    .describe(
-      '"block": Stop keeps going, PostToolUse tells the model; on PreToolUse, the deprecated deny ("approve" = allow)',
-    )
-    .optional(),
-  reason: z.string().describe('Why, for the model, with decision "block"').optional(),
-  hookSpecificOutput: z
-    .looseObject({
-      hookEventName: z.string().optional(),
-      permissionDecision: z.enum(['allow', 'deny', 'ask', 'defer']).optional(),
-      permissionDecisionReason: z.string().optional(),
-      updatedInput: z.record(z.string(), z.unknown()).optional(),
-      additionalContext: z.string().optional(),
-    })
-    .optional(),
-});
+export const hookOutputSchema = lazySchema(() =>
+  z.looseObject({
+    continue: z.boolean().describe('false: stop the session after this hook (wins over any decision)').optional(),
+    stopReason: z.string().describe('Shown to the user when continue is false').optional(),
+    suppressOutput: z
+      .boolean()
+      .describe("Keep stdout out of the log; durable-agent never shows a JSON reply's stdout")
+      .optional(),
+    systemMessage: z.string().describe('A warning shown to the user').optional(),
+    decision: z
+      .enum(['block', 'approve'])
+      .describe(
+        '"block": Stop keeps going, PostToolUse tells the model; on PreToolUse, the deprecated deny ("approve" = allow)',
+      )
+      .optional(),
+    reason: z.string().describe('Why, for the model, with decision "block"').optional(),
+    hookSpecificOutput: z
+      .looseObject({
+        hookEventName: z.string().optional(),
+        permissionDecision: z.enum(['allow', 'deny', 'ask', 'defer']).optional(),
+        permissionDecisionReason: z.string().optional(),
+        updatedInput: z.record(z.string(), z.unknown()).optional(),
+        additionalContext: z.string().optional(),
+      })
+      .optional(),
+  }),
+);
 type HookOutput = z.infer<typeof hookOutputSchema>;
 
 /** At most HOOK_TEXT_CHARS characters, saying how many were cut. */

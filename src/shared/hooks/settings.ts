@@ -9,31 +9,39 @@ import { z } from 'zod';
 import { parseRule } from '../permissions';
 import { MATCHERLESS_HOOK_EVENTS, matcherKind, TOOL_HOOK_EVENTS } from './match';
 import { HOOK_EVENTS, RUN_HOOK_EVENTS, type HookCommand, type HookMatcherGroup, type HooksConfig } from './types';
+import { builtSchema, lazySchema } from '../lazy-schema';
 
 /** One hook handler. Unknown keys pass, so a newer Claude Code settings file still loads. */
-export const hookHandlerSchema = z.looseObject({
-  type: z.string().describe('"command" runs here; "http", "prompt", "agent" and "mcp_tool" load but do not run'),
-  command: z.string().describe('For type "command": the shell command, run with bash -c in the workspace').optional(),
-  timeout: z.number().positive().describe('Seconds before the hook and everything it started are killed').optional(),
-  if: z.string().describe('Permission rule syntax, e.g. "Bash(git *)": run only for tool calls it matches').optional(),
-  async: z.boolean().describe('Claude Code runs it in the background; durable-agent does not run it').optional(),
-  asyncRewake: z.boolean().describe('Like async; not run here').optional(),
-  shell: z.string().describe('"bash" (the default) runs here; "powershell" does not').optional(),
-  statusMessage: z.string().describe('Spinner text in Claude Code; unused here').optional(),
-  once: z.boolean().describe('Honoured only in skill frontmatter, ignored in settings files').optional(),
-});
+export const hookHandlerSchema = lazySchema(() =>
+  z.looseObject({
+    type: z.string().describe('"command" runs here; "http", "prompt", "agent" and "mcp_tool" load but do not run'),
+    command: z.string().describe('For type "command": the shell command, run with bash -c in the workspace').optional(),
+    timeout: z.number().positive().describe('Seconds before the hook and everything it started are killed').optional(),
+    if: z
+      .string()
+      .describe('Permission rule syntax, e.g. "Bash(git *)": run only for tool calls it matches')
+      .optional(),
+    async: z.boolean().describe('Claude Code runs it in the background; durable-agent does not run it').optional(),
+    asyncRewake: z.boolean().describe('Like async; not run here').optional(),
+    shell: z.string().describe('"bash" (the default) runs here; "powershell" does not').optional(),
+    statusMessage: z.string().describe('Spinner text in Claude Code; unused here').optional(),
+    once: z.boolean().describe('Honoured only in skill frontmatter, ignored in settings files').optional(),
+  }),
+);
 
 /** One matcher group: a filter and the handlers it runs. */
-export const hookMatcherGroupSchema = z.looseObject({
-  matcher: z
-    .string()
-    .describe('Tool name, "A|B" alternatives, or a JavaScript regex; "", "*" or absent: all')
-    .optional(),
-  hooks: z.array(hookHandlerSchema).describe('The handlers to run when the matcher matches'),
-});
+export const hookMatcherGroupSchema = lazySchema(() =>
+  z.looseObject({
+    matcher: z
+      .string()
+      .describe('Tool name, "A|B" alternatives, or a JavaScript regex; "", "*" or absent: all')
+      .optional(),
+    hooks: z.array(builtSchema(hookHandlerSchema)).describe('The handlers to run when the matcher matches'),
+  }),
+);
 
 /** The `hooks` block: event name to matcher groups. */
-export const hooksSettingsSchema = z.record(z.string(), z.array(hookMatcherGroupSchema));
+export const hooksSettingsSchema = lazySchema(() => z.record(z.string(), z.array(builtSchema(hookMatcherGroupSchema))));
 
 const EXAMPLE_GROUP = '{"matcher": "Bash", "hooks": [{"type": "command", "command": "./check.sh"}]}';
 

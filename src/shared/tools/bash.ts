@@ -2,26 +2,29 @@ import { z } from 'zod';
 import type { ToolDefinition } from '../tool-definition';
 import { isReadOnlyBashCommand } from './bash-classify';
 import { patternField, textField } from './schema-parts';
+import { lazySchema } from '../lazy-schema';
 
 export const BASH_DEFAULT_TIMEOUT_MS = 120_000;
 export const BASH_MAX_TIMEOUT_MS = 600_000;
 /** Output beyond this many characters is cut, with a notice. */
 export const BASH_MAX_OUTPUT_CHARS = 30_000;
 
-export const bashInputSchema = z.strictObject({
-  command: patternField('The command to execute', 1_000_000),
-  timeout: z
-    .number()
-    .int()
-    .min(1)
-    .max(BASH_MAX_TIMEOUT_MS)
-    .describe(`Optional timeout in milliseconds (max ${BASH_MAX_TIMEOUT_MS})`)
-    .optional(),
-  description: textField(
-    'Clear, concise description of what this command does in 5-10 words, in active voice. Examples: "List files in current directory", "Install package dependencies"',
-    1000,
-  ).optional(),
-});
+export const bashInputSchema = lazySchema(() =>
+  z.strictObject({
+    command: patternField('The command to execute', 1_000_000),
+    timeout: z
+      .number()
+      .int()
+      .min(1)
+      .max(BASH_MAX_TIMEOUT_MS)
+      .describe(`Optional timeout in milliseconds (max ${BASH_MAX_TIMEOUT_MS})`)
+      .optional(),
+    description: textField(
+      'Clear, concise description of what this command does in 5-10 words, in active voice. Examples: "List files in current directory", "Install package dependencies"',
+      1000,
+    ).optional(),
+  }),
+);
 
 export type BashInput = z.infer<typeof bashInputSchema>;
 

@@ -1,13 +1,16 @@
 import { z } from 'zod';
 import type { ToolDefinition } from '../tool-definition';
 import { pathField, textField } from './schema-parts';
+import { lazySchema } from '../lazy-schema';
 
-export const editInputSchema = z.strictObject({
-  file_path: pathField('The path to the file to modify: absolute, or relative to the workspace root'),
-  old_string: textField('The text to replace'),
-  new_string: textField('The text to replace it with (must be different from old_string)'),
-  replace_all: z.boolean().describe('Replace all occurrences of old_string (default false)').optional(),
-});
+export const editInputSchema = lazySchema(() =>
+  z.strictObject({
+    file_path: pathField('The path to the file to modify: absolute, or relative to the workspace root'),
+    old_string: textField('The text to replace'),
+    new_string: textField('The text to replace it with (must be different from old_string)'),
+    replace_all: z.boolean().describe('Replace all occurrences of old_string (default false)').optional(),
+  }),
+);
 
 export type EditInput = z.infer<typeof editInputSchema>;
 

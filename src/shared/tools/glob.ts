@@ -1,16 +1,19 @@
 import { z } from 'zod';
 import type { ToolDefinition } from '../tool-definition';
 import { pathField, patternField } from './schema-parts';
+import { lazySchema } from '../lazy-schema';
 
 /** Files listed before the result is cut. */
 export const GLOB_MAX_RESULTS = 100;
 
-export const globInputSchema = z.strictObject({
-  pattern: patternField('The glob pattern to match files against, e.g. "**/*.ts" or "src/**/*.{js,jsx}"'),
-  path: pathField(
-    'The directory to search in, absolute or relative to the workspace root. Omit this field to search the workspace root; do not pass "undefined" or "null"',
-  ).optional(),
-});
+export const globInputSchema = lazySchema(() =>
+  z.strictObject({
+    pattern: patternField('The glob pattern to match files against, e.g. "**/*.ts" or "src/**/*.{js,jsx}"'),
+    path: pathField(
+      'The directory to search in, absolute or relative to the workspace root. Omit this field to search the workspace root; do not pass "undefined" or "null"',
+    ).optional(),
+  }),
+);
 
 export type GlobInput = z.infer<typeof globInputSchema>;
 

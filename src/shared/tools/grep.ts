@@ -1,46 +1,49 @@
 import { z } from 'zod';
 import type { ToolDefinition } from '../tool-definition';
 import { countField, pathField, patternField } from './schema-parts';
+import { lazySchema } from '../lazy-schema';
 
 /** Lines or entries returned when head_limit is not given. */
 export const GREP_DEFAULT_HEAD_LIMIT = 250;
 
 const contentOnly = 'Requires output_mode: "content", ignored otherwise.';
 
-export const grepInputSchema = z.strictObject({
-  pattern: patternField('The regular expression pattern to search for in file contents (ripgrep syntax)'),
-  path: pathField(
-    'File or directory to search in (rg PATH), absolute or relative to the workspace root. Defaults to the workspace root',
-  ).optional(),
-  glob: patternField('Glob pattern to filter files (e.g. "*.js", "*.{ts,tsx}") - maps to rg --glob').optional(),
-  type: patternField(
-    'File type to search (rg --type). Common types: js, py, rust, go, java, etc. More efficient than glob for standard file types.',
-    100,
-  ).optional(),
-  output_mode: z
-    .enum(['content', 'files_with_matches', 'count'])
-    .describe(
-      'Output mode: "content" shows matching lines (supports -A/-B/-C context, -n line numbers, head_limit), "files_with_matches" shows file paths (supports head_limit), "count" shows match counts (supports head_limit). Defaults to "files_with_matches".',
-    )
-    .optional(),
-  '-A': countField(`Number of lines to show after each match (rg -A). ${contentOnly}`, 10_000).optional(),
-  '-B': countField(`Number of lines to show before each match (rg -B). ${contentOnly}`, 10_000).optional(),
-  '-C': countField(`Number of lines to show before and after each match (rg -C). ${contentOnly}`, 10_000).optional(),
-  '-n': z.boolean().describe(`Show line numbers in output (rg -n). ${contentOnly} Defaults to true.`).optional(),
-  '-i': z.boolean().describe('Case insensitive search (rg -i)').optional(),
-  head_limit: countField(
-    `Limit output to first N lines/entries, equivalent to "| head -N". Works across all output modes. Defaults to ${GREP_DEFAULT_HEAD_LIMIT}; pass 0 for unlimited.`,
-  ).optional(),
-  offset: countField(
-    'Skip first N lines/entries before applying head_limit, equivalent to "| tail -n +N | head -N". Defaults to 0.',
-  ).optional(),
-  multiline: z
-    .boolean()
-    .describe(
-      'Enable multiline mode where . matches newlines and patterns can span lines (rg -U --multiline-dotall). Default: false.',
-    )
-    .optional(),
-});
+export const grepInputSchema = lazySchema(() =>
+  z.strictObject({
+    pattern: patternField('The regular expression pattern to search for in file contents (ripgrep syntax)'),
+    path: pathField(
+      'File or directory to search in (rg PATH), absolute or relative to the workspace root. Defaults to the workspace root',
+    ).optional(),
+    glob: patternField('Glob pattern to filter files (e.g. "*.js", "*.{ts,tsx}") - maps to rg --glob').optional(),
+    type: patternField(
+      'File type to search (rg --type). Common types: js, py, rust, go, java, etc. More efficient than glob for standard file types.',
+      100,
+    ).optional(),
+    output_mode: z
+      .enum(['content', 'files_with_matches', 'count'])
+      .describe(
+        'Output mode: "content" shows matching lines (supports -A/-B/-C context, -n line numbers, head_limit), "files_with_matches" shows file paths (supports head_limit), "count" shows match counts (supports head_limit). Defaults to "files_with_matches".',
+      )
+      .optional(),
+    '-A': countField(`Number of lines to show after each match (rg -A). ${contentOnly}`, 10_000).optional(),
+    '-B': countField(`Number of lines to show before each match (rg -B). ${contentOnly}`, 10_000).optional(),
+    '-C': countField(`Number of lines to show before and after each match (rg -C). ${contentOnly}`, 10_000).optional(),
+    '-n': z.boolean().describe(`Show line numbers in output (rg -n). ${contentOnly} Defaults to true.`).optional(),
+    '-i': z.boolean().describe('Case insensitive search (rg -i)').optional(),
+    head_limit: countField(
+      `Limit output to first N lines/entries, equivalent to "| head -N". Works across all output modes. Defaults to ${GREP_DEFAULT_HEAD_LIMIT}; pass 0 for unlimited.`,
+    ).optional(),
+    offset: countField(
+      'Skip first N lines/entries before applying head_limit, equivalent to "| tail -n +N | head -N". Defaults to 0.',
+    ).optional(),
+    multiline: z
+      .boolean()
+      .describe(
+        'Enable multiline mode where . matches newlines and patterns can span lines (rg -U --multiline-dotall). Default: false.',
+      )
+      .optional(),
+  }),
+);
 
 export type GrepInput = z.infer<typeof grepInputSchema>;
 

@@ -1,26 +1,31 @@
 import { z } from 'zod';
 import type { ToolDefinition } from '../tool-definition';
 import { pathField, textField } from './schema-parts';
+import { builtSchema, lazySchema } from '../lazy-schema';
 
 /** Most edits accepted in one MultiEdit call; more is a rewrite, better done with Write. */
 export const MULTI_EDIT_MAX_EDITS = 1000;
 
-const singleEdit = z
-  .strictObject({
-    old_string: textField('The text to replace'),
-    new_string: textField('The text to replace it with (must be different from old_string)'),
-    replace_all: z.boolean().describe('Replace all occurrences of old_string (default false)').optional(),
-  })
-  .describe('One exact string replacement');
+const singleEdit = lazySchema(() =>
+  z
+    .strictObject({
+      old_string: textField('The text to replace'),
+      new_string: textField('The text to replace it with (must be different from old_string)'),
+      replace_all: z.boolean().describe('Replace all occurrences of old_string (default false)').optional(),
+    })
+    .describe('One exact string replacement'),
+);
 
-export const multiEditInputSchema = z.strictObject({
-  file_path: pathField('The path to the file to modify: absolute, or relative to the workspace root'),
-  edits: z
-    .array(singleEdit)
-    .min(1, 'must contain at least one edit')
-    .max(MULTI_EDIT_MAX_EDITS)
-    .describe('Edits to apply in order, each to the result of the previous one'),
-});
+export const multiEditInputSchema = lazySchema(() =>
+  z.strictObject({
+    file_path: pathField('The path to the file to modify: absolute, or relative to the workspace root'),
+    edits: z
+      .array(builtSchema(singleEdit))
+      .min(1, 'must contain at least one edit')
+      .max(MULTI_EDIT_MAX_EDITS)
+      .describe('Edits to apply in order, each to the result of the previous one'),
+  }),
+);
 
 export type MultiEditInput = z.infer<typeof multiEditInputSchema>;
 

@@ -1,25 +1,28 @@
 import { z } from 'zod';
 import type { ToolDefinition } from '../tool-definition';
 import { countField, pathField } from './schema-parts';
+import { lazySchema } from '../lazy-schema';
 
 /** Lines shown when no limit is given. */
 export const READ_DEFAULT_LIMIT = 2000;
 /** Longer lines are cut so one minified file cannot flood the context. */
 export const READ_MAX_LINE_CHARS = 2000;
 
-export const readInputSchema = z.strictObject({
-  file_path: pathField('The path to the file to read: absolute, or relative to the workspace root'),
-  offset: countField(
-    'The line number to start reading from (1-based). Only provide if the file is too large to read at once',
-  ).optional(),
-  limit: z
-    .number()
-    .int()
-    .min(1)
-    .max(1_000_000_000)
-    .describe('The number of lines to read. Only provide if the file is too large to read at once')
-    .optional(),
-});
+export const readInputSchema = lazySchema(() =>
+  z.strictObject({
+    file_path: pathField('The path to the file to read: absolute, or relative to the workspace root'),
+    offset: countField(
+      'The line number to start reading from (1-based). Only provide if the file is too large to read at once',
+    ).optional(),
+    limit: z
+      .number()
+      .int()
+      .min(1)
+      .max(1_000_000_000)
+      .describe('The number of lines to read. Only provide if the file is too large to read at once')
+      .optional(),
+  }),
+);
 
 export type ReadInput = z.infer<typeof readInputSchema>;
 

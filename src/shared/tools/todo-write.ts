@@ -1,21 +1,29 @@
 import { z } from 'zod';
 import type { ToolDefinition } from '../tool-definition';
+import { builtSchema, lazySchema } from '../lazy-schema';
 
-const todoItemSchema = z.strictObject({
-  content: z.string().min(1).max(2_000).describe('What needs doing, in the imperative ("Run the tests")'),
-  status: z.enum(['pending', 'in_progress', 'completed']).describe('Where the item stands'),
-  activeForm: z
-    .string()
-    .min(1)
-    .max(2_000)
-    .describe('The item in the present continuous, shown while it runs ("Running the tests")'),
-});
+const todoItemSchema = lazySchema(() =>
+  z.strictObject({
+    content: z.string().min(1).max(2_000).describe('What needs doing, in the imperative ("Run the tests")'),
+    status: z.enum(['pending', 'in_progress', 'completed']).describe('Where the item stands'),
+    activeForm: z
+      .string()
+      .min(1)
+      .max(2_000)
+      .describe('The item in the present continuous, shown while it runs ("Running the tests")'),
+  }),
+);
 
 export type TodoItem = z.infer<typeof todoItemSchema>;
 
-const todoWriteSchema = z.strictObject({
-  todos: z.array(todoItemSchema).max(200).describe('The whole updated list; it replaces the previous one'),
-});
+const todoWriteSchema = lazySchema(() =>
+  z.strictObject({
+    todos: z
+      .array(builtSchema(todoItemSchema))
+      .max(200)
+      .describe('The whole updated list; it replaces the previous one'),
+  }),
+);
 
 export type TodoWriteInput = z.infer<typeof todoWriteSchema>;
 

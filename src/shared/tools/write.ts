@@ -1,11 +1,14 @@
 import { z } from 'zod';
 import type { ToolDefinition } from '../tool-definition';
 import { pathField, textField } from './schema-parts';
+import { lazySchema } from '../lazy-schema';
 
-export const writeInputSchema = z.strictObject({
-  file_path: pathField('The path to the file to write: absolute, or relative to the workspace root'),
-  content: textField('The content to write to the file'),
-});
+export const writeInputSchema = lazySchema(() =>
+  z.strictObject({
+    file_path: pathField('The path to the file to write: absolute, or relative to the workspace root'),
+    content: textField('The content to write to the file'),
+  }),
+);
 
 export type WriteInput = z.infer<typeof writeInputSchema>;
 
