@@ -104,6 +104,21 @@ describe('the in-flight record', () => {
     expect(fs.readdirSync(inflightDir(home))).toEqual([]);
   });
 
+  test('a call that ends after remove (a shutdown that gave up on it) writes nothing and hangs nothing', async () => {
+    const home = tempDir('inflight');
+    const recorder = new InflightRecorder(home);
+    let finish: (() => void) | undefined;
+    const call = execute(recorder, '1', () => new Promise<void>((resolve) => (finish = resolve)));
+    await recorder.remove();
+    finish?.();
+    await call;
+    const started = execute(recorder, '2', async () => {});
+    await started;
+    await recorder.settled();
+    await recorder.remove();
+    expect(fs.readdirSync(inflightDir(home))).toEqual([]);
+  });
+
   test('a failed write is said once and tried again at the next change', async () => {
     const home = tempDir('inflight');
     const errors: unknown[] = [];
@@ -126,6 +141,29 @@ describe('the in-flight record', () => {
       inside = recorded(home);
     });
     expect(inside.map((entry) => entry.activityId)).toEqual(['3']);
+    await recorder.remove();
+  });
+
+  test('a failed write is tried again a second later even when nothing changes', async () => {
+    const home = tempDir('inflight');
+    let fail = true;
+    const recorder = new InflightRecorder(home, {
+      writeFile: async (file, text) => {
+        if (fail) throw new Error('EIO: i/o error');
+        await fs.promises.writeFile(file, text);
+      },
+      onError: () => undefined,
+    });
+    let finish: (() => void) | undefined;
+    const call = execute(recorder, '1', () => new Promise<void>((resolve) => (finish = resolve)));
+    await recorder.settled();
+    expect(recorded(home)).toEqual([]);
+    fail = false;
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await recorder.settled();
+    expect(recorded(home).map((entry) => entry.activityId)).toEqual(['1']);
+    finish?.();
+    await call;
     await recorder.remove();
   });
 });

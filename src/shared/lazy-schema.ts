@@ -7,9 +7,11 @@
  * bench, bench/README.md), although a job uses a few of them. Behind this proxy a schema costs
  * nothing until a job parses with it.
  *
- * The proxy forwards everything to the built object, `instanceof` included. It is not the built
- * object itself: code that keys on a schema's identity (zod's metadata registry, which
- * `z.toJSONSchema` reads for descriptions) must be given {@link builtSchema} of it.
+ * The proxy forwards reads, calls, `in`, `instanceof` and key listing to the built object; it does
+ * not support freezing or defining and deleting properties. It is not the built object itself:
+ * zod keys descriptions on a schema's identity, and a zod method called on the proxy wraps the
+ * proxy, so a schema nested in another, or given to `z.toJSONSchema`, must be {@link builtSchema}
+ * of it.
  */
 export function lazySchema<T extends object>(build: () => T): T {
   let built: T | undefined;

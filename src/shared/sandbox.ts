@@ -8,7 +8,7 @@
  * `enabled: false` or `--no-sandbox`.
  */
 import { z } from 'zod';
-import { lazySchema } from './lazy-schema';
+import { builtSchema, lazySchema } from './lazy-schema';
 
 const pathList = (what: string) =>
   z
@@ -51,8 +51,8 @@ export const sandboxSettingsSchema = lazySchema(() =>
     autoAllowBashIfSandboxed: z.boolean().optional(),
     allowUnsandboxedCommands: z.boolean().optional(),
     excludedCommands: z.array(z.string()).optional(),
-    network: sandboxNetworkSettingsSchema.optional(),
-    filesystem: sandboxFilesystemSettingsSchema.optional(),
+    network: builtSchema(sandboxNetworkSettingsSchema).optional(),
+    filesystem: builtSchema(sandboxFilesystemSettingsSchema).optional(),
     ignoreViolations: z.record(z.string(), z.array(z.string())).optional(),
     enableWeakerNestedSandbox: z.boolean().optional(),
     enableWeakerNetworkIsolation: z.boolean().optional(),

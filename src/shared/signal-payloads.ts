@@ -37,7 +37,7 @@ export const approvalPayload: z.ZodType<ApprovalAnswer> = lazySchema(() =>
     toolUseId: z.string().min(1).optional(),
     decision: z.enum(['allow', 'deny']),
     always: z.boolean().optional(),
-    reason: reason.optional(),
+    reason: builtSchema(reason).optional(),
   }),
 );
 

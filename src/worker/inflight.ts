@@ -68,6 +68,7 @@ export class InflightRecorder {
   private dirty = false;
   private closed = false;
   private failing = false;
+  private retry: NodeJS.Timeout | undefined;
 
   constructor(
     home: string,
@@ -89,7 +90,7 @@ export class InflightRecorder {
           `durable-agent worker: could not write its in-flight record ${this.file} (${String(error)}); ` +
             'calls cut by a crash of this worker will be retried at their heartbeat timeout',
         ));
-    const temp = `${this.file}.${process.pid}.tmp`;
+    const temp = tempFileOf(this.file);
     fs.writeFileSync(temp, this.recordText());
     fs.renameSync(temp, this.file);
   }
@@ -122,7 +123,7 @@ export class InflightRecorder {
     });
   }
 
-  /** Resolves once the file says what runs now (tests; and close). */
+  /** Resolves once no write is under way or due (tests; and remove). */
   async settled(): Promise<void> {
     while (this.writing) await this.writing;
   }
@@ -130,16 +131,22 @@ export class InflightRecorder {
   /** The worker ended normally: nothing of it is left to hand back. */
   async remove(): Promise<void> {
     this.closed = true;
+    if (this.retry) clearTimeout(this.retry);
     await this.settled();
     fs.rmSync(this.file, { force: true });
+    fs.rmSync(tempFileOf(this.file), { force: true });
   }
 
   private changed(): void {
+    // A call that outlives the worker's shutdown changes nothing: the record is gone.
+    if (this.closed) return;
     this.dirty = true;
     this.writing ??= this.flush();
   }
 
   private async flush(): Promise<void> {
+    // Never done within the call that starts it, so `writing` is set before it is cleared.
+    await Promise.resolve();
     try {
       while (this.dirty && !this.closed) {
         this.dirty = false;
@@ -147,9 +154,14 @@ export class InflightRecorder {
           await this.writeFile(this.file, this.recordText());
           this.failing = false;
         } catch (error) {
-          // Said once per spell of failures; the next change tries again.
+          // Said once per spell of failures; tried again at the next change, or in a while.
           if (!this.failing) this.onError(error);
           this.failing = true;
+          this.dirty = true;
+          this.retry ??= setTimeout(() => {
+            this.retry = undefined;
+            if (this.dirty) this.changed();
+          }, RETRY_AFTER_FAILURE_MS).unref();
           return;
         }
       }
@@ -164,9 +176,16 @@ export class InflightRecorder {
   }
 }
 
+/** A record that could not be written is tried again this long after, if nothing changed meanwhile. */
+const RETRY_AFTER_FAILURE_MS = 1_000;
+
+function tempFileOf(file: string): string {
+  return `${file}.${process.pid}.tmp`;
+}
+
 /** Write through a temporary file and rename it over, so a reader never sees half a record. */
 async function replaceFile(file: string, text: string): Promise<void> {
-  const temp = `${file}.${process.pid}.tmp`;
+  const temp = tempFileOf(file);
   await fs.promises.writeFile(temp, text);
   await fs.promises.rename(temp, file);
 }

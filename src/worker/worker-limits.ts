@@ -70,7 +70,9 @@ export function describeLimits(limits: WorkerLimits): string {
       ? 'no rate limit'
       : `at most ${limits.modelRatePerSecond} started per second across all workers`;
   const heartbeat =
-    limits.modelHeartbeatMs === undefined ? '' : `, streaming heartbeats every ${limits.modelHeartbeatMs} ms at most`;
+    limits.modelHeartbeatMs === undefined
+      ? ''
+      : `, a streaming reply's heartbeat held at most ${limits.modelHeartbeatMs} ms`;
   return `${limits.toolConcurrency} tool slots; ${limits.modelConcurrency} model-call slots, ${rate}${heartbeat}`;
 }
 
