@@ -51,17 +51,12 @@ function readThenAnswer(name: string, chunkDelayMs = 0): ScriptedSession {
   };
 }
 
-/**
- * Start `jobs` jobs at once on a fresh worker with `limits` and wait for their Terminals; returns
- * when each request reached the model server (ms since epoch, in arrival order) and the handles.
- */
-async function runJobs(
+/** A fresh in-process worker on its own task queue, its model calls going to `server`. */
+async function workerFor(
   name: string,
-  jobs: number,
-  session: ScriptedSession,
-  limits: Pick<WorkerOptions, 'toolConcurrency' | 'modelConcurrency' | 'modelRatePerSecond'>,
-): Promise<{ arrivals: Array<{ at: number; turn: number }>; handles: WorkflowHandle[]; server: ScriptedModelServer }> {
-  const server = await ScriptedModelServer.start(session);
+  server: ScriptedModelServer,
+  limits: Pick<WorkerOptions, 'toolConcurrency' | 'modelConcurrency' | 'modelRatePerSecond' | 'modelHeartbeatMs'>,
+): Promise<{ worker: AgentWorker; taskQueue: string }> {
   const taskQueue = uniqueTaskQueue(name);
   const worker = await createWorker({
     connection: env.nativeConnection,
@@ -73,6 +68,21 @@ async function runJobs(
       streamIdleMs: 10_000,
     },
   });
+  return { worker, taskQueue };
+}
+
+/**
+ * Start `jobs` jobs at once on a fresh worker with `limits` and wait for their Terminals; returns
+ * when each request reached the model server (ms since epoch, in arrival order) and the handles.
+ */
+async function runJobs(
+  name: string,
+  jobs: number,
+  session: ScriptedSession,
+  limits: Pick<WorkerOptions, 'toolConcurrency' | 'modelConcurrency' | 'modelRatePerSecond'>,
+): Promise<{ arrivals: Array<{ at: number; turn: number }>; handles: WorkflowHandle[]; server: ScriptedModelServer }> {
+  const server = await ScriptedModelServer.start(session);
+  const { worker, taskQueue } = await workerFor(name, server, limits);
   const arrivals: Array<{ at: number; turn: number }> = [];
   const watch = setInterval(() => {
     while (arrivals.length < server.requests.length) {
@@ -191,17 +201,7 @@ describe('model calls on their own task queue', () => {
     // reached the server shows in the call's pending info: a new lastHeartbeatTime each time.
     const beats = async (name: string, limits: Pick<WorkerOptions, 'modelHeartbeatMs'>): Promise<number> => {
       const server = await ScriptedModelServer.start(readThenAnswer(name, 500));
-      const taskQueue = uniqueTaskQueue(name);
-      const worker = await createWorker({
-        connection: env.nativeConnection,
-        taskQueue,
-        ...limits,
-        activities: {
-          anthropic: () => new Anthropic({ apiKey: 'test-key', baseURL: server.url, maxRetries: 0 }),
-          storeDir: tempDir('store'),
-          streamIdleMs: 10_000,
-        },
-      });
+      const { worker, taskQueue } = await workerFor(name, server, limits);
       const seen = new Set<string>();
       try {
         return await worker.runUntil(async () => {
