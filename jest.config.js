@@ -8,5 +8,6 @@ module.exports = {
   transform: { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] },
   setupFiles: ['<rootDir>/test/support/quiet-runtime.ts'],
   globalSetup: '<rootDir>/test/support/global-setup.ts',
+  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   testTimeout: 120000,
 };
