@@ -72,7 +72,10 @@ export async function runTool(deps: RunToolDeps, input: RunToolInput): Promise<T
       // A failing heartbeat must not stop the tool; cancellation arrives through the signal.
     }
   };
-  beat();
+  // The first heartbeat comes after TOOL_HEARTBEAT_MS, not at the start: most calls (Read, Grep,
+  // Edit) end well before it, and a heartbeat they sent would cost a server write (on Temporal
+  // Cloud a billable action) and about 1.5 ms of the call, for nothing: liveness is the heartbeat
+  // timeout's (30 s), and an abort reaches a call that outlives the first second with its heartbeats.
   const timer = setInterval(beat, TOOL_HEARTBEAT_MS);
   try {
     return await runToolOnce(deps, input, (progress) => {
