@@ -26,6 +26,8 @@ import { bundleWorkflows, createWorker, quietBundlerLogger } from '../src/worker
 import { createFloorActivities } from './floor-activities';
 import { runInProcessLoop } from './in-process-loop';
 import type { InProcessResult } from './in-process-loop';
+import { WORKFLOW_TASK_RUN, WORKFLOW_TASK_WAIT, historyTiming, mean, mergeTimings } from './history-timing';
+import type { PhaseSamples } from './history-timing';
 import { FINAL_TEXT, benchScript, makeWorkspace, removeTempDirs, sessionInputFor, tempDir } from './scenario';
 
 const TURNS = positiveInt('BENCH_TURNS', 100);
@@ -47,6 +49,8 @@ const VARIANTS: readonly Variant[] = ['a', 'b', 'c', 'd'];
 interface RunResult {
   ms: number;
   historyBytes?: number;
+  /** (b), (c), (d): the run's phases as its event history recorded them. */
+  timing?: PhaseSamples;
 }
 
 /** Progress goes to stderr; stdout holds only the report. */
@@ -163,7 +167,11 @@ async function main(): Promise<void> {
           const ms = performance.now() - start;
           checkTerminal('durable', terminal, server);
           const history = await handle.fetchHistory();
-          return { ms, historyBytes: temporal.api.history.v1.History.encode(history).finish().length };
+          return {
+            ms,
+            historyBytes: temporal.api.history.v1.History.encode(history).finish().length,
+            timing: historyTiming(history),
+          };
         });
       },
       c: () => runFloor(true),
@@ -180,7 +188,7 @@ async function main(): Promise<void> {
       const iterations = (await withTimeout(handle.result(), `workflow ${handle.workflowId}`)) as number;
       const ms = performance.now() - start;
       if (iterations !== TURNS) throw new Error(`bench: the floor ran ${iterations} iterations, expected ${TURNS}`);
-      return { ms };
+      return { ms, timing: historyTiming(await handle.fetchHistory()) };
     }
     const names: Record<Variant, string> = { a: 'in-process', b: 'durable', c: 'floor', d: 'floor, no eager dispatch' };
 
@@ -249,9 +257,57 @@ function report(results: Record<Variant, RunResult[]>): void {
         ? ` (median run; all runs: ${results.b.map((run) => run.historyBytes).join(', ')})`
         : ''),
     '',
+    ...turnPhases(results),
+    '',
     `all timed runs (ms): in-process [${runs('a')}], durable [${runs('b')}], floor [${runs('c')}], floor without eager [${runs('d')}]`,
   ];
   console.log(lines.join('\n'));
+}
+
+/**
+ * A turn's phases, the mean over every timed run's event history: a turn is two workflow tasks, a
+ * model call and a tool call, each first waiting (scheduled -> started) and then running
+ * (started -> completed, the worker's side). Means, so that the phases add up to a turn; server
+ * timestamps, so the client's side is not in them.
+ */
+function turnPhases(results: Record<Variant, RunResult[]>): string[] {
+  const activities: Record<'b' | 'c' | 'd', { model: string; tool: string }> = {
+    b: { model: 'callModel', tool: 'runTool' },
+    c: { model: 'floorModelCall', tool: 'floorTool' },
+    d: { model: 'floorModelCall', tool: 'floorTool' },
+  };
+  const columns = (['b', 'c', 'd'] as const).map((variant) => {
+    const timing = mergeTimings(results[variant].flatMap((run) => (run.timing ? [run.timing] : [])));
+    const average = (phase: string) => mean(timing.get(phase) ?? []);
+    const { model, tool } = activities[variant];
+    const rows = [
+      average(WORKFLOW_TASK_WAIT),
+      average(WORKFLOW_TASK_RUN),
+      average(`activity ${model}, scheduled -> started`),
+      average(`activity ${model}, started -> completed`),
+      average(`activity ${tool}, scheduled -> started`),
+      average(`activity ${tool}, started -> completed`),
+    ];
+    const [wftWait, wftRun, ...rest] = rows.map((value) => (Number.isNaN(value) ? 0 : value));
+    const turn = 2 * (wftWait! + wftRun!) + rest.reduce((sum, value) => sum + value, 0);
+    return [...rows, turn];
+  });
+  const names = [
+    'workflow task wait (x2 per turn)',
+    'workflow task run (x2 per turn)',
+    'model call wait',
+    'model call run',
+    'tool call wait',
+    'tool call run',
+    'a turn, summed',
+  ];
+  const cell = (value: number | undefined) =>
+    (value === undefined || Number.isNaN(value) ? '-' : `${value.toFixed(1)} ms`).padStart(12);
+  return [
+    `a turn's phases from the event histories (mean over all timed runs; wait = scheduled -> started, run = started -> completed):`,
+    `${''.padEnd(34)}${'durable'.padStart(12)}${'floor'.padStart(12)}${'no eager'.padStart(12)}`,
+    ...names.map((name, row) => `${name.padEnd(34)}${columns.map((column) => cell(column[row])).join('')}`),
+  ];
 }
 
 function withTimeout<T>(promise: Promise<T>, what: string): Promise<T> {
