@@ -18,6 +18,7 @@ import {
 } from '../shared/batch';
 import type { BatchTaskSpec, EarlierRunsPage, PriorTaskRun, TaskSummary } from '../shared/batch';
 import type { Terminal } from '../shared/terminal';
+import { mapLimited } from './map-limited';
 import type { ContentStore } from './store/content-store';
 
 const run = promisify(execFile);
@@ -38,6 +39,13 @@ const CLOSED_OUTCOMES: Record<string, TaskSummary['outcome']> = {
   CANCELLED: 'cancelled',
   TIMED_OUT: 'timed_out',
 };
+
+/**
+ * How many of a batch's jobs the batch activities look up at once. A rerun looks up every task
+ * (a describe, and for a finished job its result); one by one, a batch of 10,000 spent minutes on
+ * round trips before it started anything.
+ */
+const LOOKUPS_AT_ONCE = 8;
 
 /** What an earlier run of the batch left of one task: nothing, a running job, or an ended one. */
 async function priorRun(client: Client, batchId: string, id: string): Promise<PriorTaskRun> {
@@ -101,13 +109,13 @@ function shortDetail(summary: TaskSummary): TaskSummary {
 
 /** For each task id, what an earlier run of the batch left of it (a rerun skips, adopts or continues). */
 export async function priorTaskRuns(input: { batchId: string; ids: string[] }): Promise<PriorTaskRun[]> {
-  const client = Context.current().client;
-  const runs: PriorTaskRun[] = [];
-  for (const id of input.ids) {
-    runs.push(await priorRun(client, input.batchId, id));
-    Context.current().heartbeat(runs.length);
-  }
-  return runs;
+  const context = Context.current();
+  let done = 0;
+  return mapLimited(input.ids, LOOKUPS_AT_ONCE, async (id) => {
+    const prior = await priorRun(context.client, input.batchId, id);
+    context.heartbeat(++done);
+    return prior;
+  });
 }
 
 /**
@@ -128,9 +136,13 @@ export async function earlierRunsPage(
         );
   const context = Context.current();
   const page: EarlierRunsPage = { spentUsd: 0, finished: emptyTotals(), running: [] };
-  for (const id of ids) {
+  const priors = await mapLimited(ids, LOOKUPS_AT_ONCE, async (id) => {
     const prior = await priorRun(context.client, input.batchId, id);
     context.heartbeat();
+    return prior;
+  });
+  for (const prior of priors) {
+    const id = prior.id;
     if (prior.state === 'running') page.running.push(id);
     if (prior.state !== 'ended') continue;
     if (!taskFinished(prior.summary)) page.spentUsd += prior.summary.costUsd;
@@ -155,12 +167,12 @@ export async function awaitTaskRuns(input: { batchId: string; ids: string[] }): 
   const context = Context.current();
   const deadline = Date.now() + AWAIT_MAX_MS;
   for (;;) {
-    const ended: PriorTaskRun[] = [];
-    for (const id of input.ids) {
+    const priors = await mapLimited(input.ids, LOOKUPS_AT_ONCE, async (id) => {
       const prior = await priorRun(context.client, input.batchId, id);
-      if (prior.state !== 'running') ended.push(prior);
       context.heartbeat();
-    }
+      return prior;
+    });
+    const ended = priors.filter((prior) => prior.state !== 'running');
     if (ended.length > 0 || Date.now() >= deadline) return ended;
     context.heartbeat();
     await context.sleep(AWAIT_LOOK_MS);
