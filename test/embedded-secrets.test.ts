@@ -1,9 +1,10 @@
 /**
  * The embedded Temporal server needs no credential, and its /proc/<pid>/environ is readable by
- * every process of the user for its whole life: it is started without the shell's secrets.
+ * every process of the user for its whole life: it is started without the shell's secrets. Its
+ * port lock is shared by everything that may start one on the machine.
  */
 import fs from 'node:fs';
-import { ensureEmbeddedServer, stopEmbedded } from '../src/client/embedded';
+import { ensureEmbeddedServer, portLockPath, stopEmbedded } from '../src/client/embedded';
 import { tempDir } from './support/harness';
 
 describe('the embedded server', () => {
@@ -23,6 +24,23 @@ describe('the embedded server', () => {
       if (saved === undefined) delete process.env.ANTHROPIC_API_KEY;
       else process.env.ANTHROPIC_API_KEY = saved;
       await stopEmbedded(home);
+    }
+  });
+});
+
+describe('the embedded server port lock', () => {
+  test('is one per machine and user, whatever TMPDIR says', () => {
+    // Test runs (and shells) with their own TMPDIR must still wait for each other before taking 7233.
+    const saved = process.env.TMPDIR;
+    try {
+      process.env.TMPDIR = tempDir('other-tmp');
+      const first = portLockPath();
+      process.env.TMPDIR = tempDir('another-tmp');
+      expect(portLockPath()).toBe(first);
+      expect(first.startsWith('/tmp/durable-agent-')).toBe(true);
+    } finally {
+      if (saved === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = saved;
     }
   });
 });

@@ -100,8 +100,18 @@ function withLock<T>(home: string, fn: () => Promise<T>): Promise<T> {
  * the other's server, listening there, for its own.
  */
 function withPortLock<T>(fn: () => Promise<T>): Promise<T> {
+  return withLockDir(portLockPath(), fn);
+}
+
+/**
+ * The port lock is machine-wide, so it must not move with `TMPDIR`: two shells (or two test runs)
+ * with different temp folders would each hold a lock of their own and race for 7233 again. On
+ * Windows, which has no /tmp, it is the temp folder.
+ */
+export function portLockPath(): string {
   const user = typeof process.getuid === 'function' ? process.getuid() : 'user';
-  return withLockDir(path.join(os.tmpdir(), `durable-agent-${user}-ports.lock`), fn);
+  const base = process.platform !== 'win32' && fs.existsSync('/tmp') ? '/tmp' : os.tmpdir();
+  return path.join(base, `durable-agent-${user}-ports.lock`);
 }
 
 async function withLockDir<T>(lock: string, fn: () => Promise<T>): Promise<T> {
