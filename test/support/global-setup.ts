@@ -2,17 +2,15 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { bundleWorkflows } from '../../src/worker/create-worker';
-
-/** The environment variable naming this run's temp folder, for `global-teardown.ts`. */
-export const RUN_TMP_VAR = 'DURABLE_AGENT_TEST_RUN_TMP';
+import { RUN_TMP_VAR } from './run-tmp';
 
 /**
  * Give the test run a temp folder of its own and bundle the workflow code into it.
  *
  * `TMPDIR` points into the run's folder, so every temp file of the run lands there: the tests'
  * workspaces and stores, and what the workers, servers and tools they start make under
- * `os.tmpdir()`. `global-teardown.ts` removes the folder, so a run leaves nothing in /tmp, and
- * two runs side by side never share one.
+ * `os.tmpdir()`. `global-teardown.ts` stops what a failed test left running and removes the
+ * folder, so a run leaves nothing in /tmp, and two runs side by side never share one.
  *
  * The bundle is built once per run, from source, so every test (and every worker process a test
  * starts) runs the code under test, never a stale build.
