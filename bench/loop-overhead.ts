@@ -288,25 +288,33 @@ function turnPhases(results: Record<Variant, RunResult[]>): string[] {
       average(`activity ${tool}, scheduled -> started`),
       average(`activity ${tool}, started -> completed`),
     ];
-    const [wftWait, wftRun, ...rest] = rows.map((value) => (Number.isNaN(value) ? 0 : value));
-    const turn = 2 * (wftWait! + wftRun!) + rest.reduce((sum, value) => sum + value, 0);
-    return [...rows, turn];
+    // A phase missing from the histories leaves the sum unknown rather than quietly short.
+    const [wftWait, wftRun, ...rest] = rows;
+    const tasksPerTurn = (timing.get(WORKFLOW_TASK_RUN)?.length ?? 0) / (results[variant].length * TURNS);
+    const turn = tasksPerTurn * (wftWait! + wftRun!) + rest.reduce((sum, value) => sum + value, 0);
+    return [...rows, turn, tasksPerTurn];
   });
   const names = [
-    'workflow task wait (x2 per turn)',
-    'workflow task run (x2 per turn)',
+    'workflow task wait',
+    'workflow task run',
     'model call wait',
     'model call run',
     'tool call wait',
     'tool call run',
     'a turn, summed',
+    'workflow tasks per turn',
   ];
-  const cell = (value: number | undefined) =>
-    (value === undefined || Number.isNaN(value) ? '-' : `${value.toFixed(1)} ms`).padStart(12);
+  const cell = (value: number | undefined, row: number) =>
+    (value === undefined || Number.isNaN(value)
+      ? '-'
+      : row === names.length - 1
+        ? value.toFixed(2)
+        : `${value.toFixed(1)} ms`
+    ).padStart(12);
   return [
     `a turn's phases from the event histories (mean over all timed runs; wait = scheduled -> started, run = started -> completed):`,
     `${''.padEnd(34)}${'durable'.padStart(12)}${'floor'.padStart(12)}${'no eager'.padStart(12)}`,
-    ...names.map((name, row) => `${name.padEnd(34)}${columns.map((column) => cell(column[row])).join('')}`),
+    ...names.map((name, row) => `${name.padEnd(34)}${columns.map((column) => cell(column[row], row)).join('')}`),
   ];
 }
 

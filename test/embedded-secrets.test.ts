@@ -4,6 +4,8 @@
  * port lock is shared by everything that may start one on the machine.
  */
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { ensureEmbeddedServer, portLockPath, stopEmbedded } from '../src/client/embedded';
 import { tempDir } from './support/harness';
 
@@ -29,18 +31,17 @@ describe('the embedded server', () => {
 });
 
 describe('the embedded server port lock', () => {
-  test('is one per machine and user, whatever TMPDIR says', () => {
+  test('is one per machine and user, whatever the temp folder is', () => {
     // Test runs (and shells) with their own TMPDIR must still wait for each other before taking 7233.
-    const saved = process.env.TMPDIR;
+    const tmpdir = jest.spyOn(os, 'tmpdir');
     try {
-      process.env.TMPDIR = tempDir('other-tmp');
+      tmpdir.mockReturnValue(tempDir('other-tmp'));
       const first = portLockPath();
-      process.env.TMPDIR = tempDir('another-tmp');
+      tmpdir.mockReturnValue(tempDir('another-tmp'));
       expect(portLockPath()).toBe(first);
-      expect(first.startsWith('/tmp/durable-agent-')).toBe(true);
+      expect(path.dirname(first)).toBe('/tmp');
     } finally {
-      if (saved === undefined) delete process.env.TMPDIR;
-      else process.env.TMPDIR = saved;
+      tmpdir.mockRestore();
     }
   });
 });
