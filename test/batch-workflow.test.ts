@@ -94,7 +94,11 @@ describe('workflow: batch', () => {
   });
 
   test('a batch budget starts no further task once spent and stops the running ones at their next model call', async () => {
-    const { batch, batchId, start } = await withBatch('batch-budget', 5, { turns: 4, dollars: true });
+    // Replies that take a while (about 200 ms), as a real model's do. A job tells the batch its
+    // cost before its next model call, which goes ahead, and the stop comes back by signal through
+    // the batch: with instant replies a loaded machine (CI on Node 24) let the jobs make a call
+    // more than the bound below meanwhile.
+    const { batch, batchId, start } = await withBatch('batch-budget', 5, { turns: 4, dollars: true, chunkDelayMs: 10 });
     const handle = await start({ concurrency: 2, maxBudgetUsd: 2.5 });
     const terminal = (await handle.result()) as BatchTerminal;
 
