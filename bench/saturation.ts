@@ -338,27 +338,32 @@ async function main(): Promise<void> {
   if (LEVELS.length === 0) throw new Error('SATURATION_LEVELS names no level (e.g. 50,100,200)');
   // Slots are not what this measures: unless told otherwise, every session's model call gets one.
   process.env.DURABLE_AGENT_MODEL_CONCURRENCY ??= String(Math.max(...LEVELS));
-  // Every worker process loads this one bundle instead of bundling the workflows itself.
-  const bundle = path.join(os.tmpdir(), `durable-agent-saturation-bundle-${process.pid}.js`);
-  fs.writeFileSync(bundle, (await bundleWorkflows()).code);
-  process.env.DURABLE_AGENT_WORKFLOW_BUNDLE = bundle;
-  const env = await startTemporal([...EMBEDDED_SERVER_TUNING]);
-  const workspace = makeWorkspace({ 'a.txt': 'hello\n' });
-  const workerEnv = Object.entries(process.env)
-    .filter(([name]) => /^DURABLE_AGENT_(MODEL|TOOL|MAX_CACHED|WORKFLOW_TASK)/.test(name))
-    .map(([name, value]) => `${name}=${value}`)
-    .join(' ');
+  // Everything the bench and the processes it starts write to a temp folder goes into one folder
+  // of its own (TMPDIR), removed at the end: the bundle, the workspace, the workers' homes.
+  const runTmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'durable-agent-saturation-')));
+  process.env.TMPDIR = runTmp;
+  let env: Awaited<ReturnType<typeof startTemporal>> | undefined;
   const results: LevelResult[] = [];
   try {
+    // Every worker process loads this one bundle instead of bundling the workflows itself.
+    const bundle = path.join(runTmp, 'workflow-bundle.js');
+    fs.writeFileSync(bundle, (await bundleWorkflows()).code);
+    process.env.DURABLE_AGENT_WORKFLOW_BUNDLE = bundle;
+    env = await startTemporal([...EMBEDDED_SERVER_TUNING]);
+    const workspace = makeWorkspace({ 'a.txt': 'hello\n' });
     for (const sessions of LEVELS) {
       progress(`level ${sessions}: starting ${sessions} sessions over ${SPREAD_MS} ms...`);
       results.push(await runLevel(sessions, env, workspace));
       progress(format(results.slice(-1)).split('\n').at(-1)!);
     }
   } finally {
-    await env.teardown();
-    fs.rmSync(bundle, { force: true });
+    await env?.teardown();
+    fs.rmSync(runTmp, { recursive: true, force: true });
   }
+  const workerEnv = Object.entries(process.env)
+    .filter(([name]) => /^DURABLE_AGENT_(MODEL|TOOL|MAX_CACHED|WORKFLOW_TASK)/.test(name))
+    .map(([name, value]) => `${name}=${value}`)
+    .join(' ');
   const passing = results.filter(
     (r) =>
       r.failed === 0 && percentile(r.overheads, 95) < OVERHEAD_BAR_MS && Number.isFinite(percentile(r.overheads, 95)),
