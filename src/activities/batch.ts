@@ -109,10 +109,15 @@ function shortDetail(summary: TaskSummary): TaskSummary {
 
 /** For each task id, what an earlier run of the batch left of it (a rerun skips, adopts or continues). */
 export async function priorTaskRuns(input: { batchId: string; ids: string[] }): Promise<PriorTaskRun[]> {
+  return priorRuns(input.batchId, input.ids);
+}
+
+/** `priorRun` for each id, LOOKUPS_AT_ONCE at a time, in the ids' order; heartbeats the count done. */
+async function priorRuns(batchId: string, ids: readonly string[]): Promise<PriorTaskRun[]> {
   const context = Context.current();
   let done = 0;
-  return mapLimited(input.ids, LOOKUPS_AT_ONCE, async (id) => {
-    const prior = await priorRun(context.client, input.batchId, id);
+  return mapLimited(ids, LOOKUPS_AT_ONCE, async (id) => {
+    const prior = await priorRun(context.client, batchId, id);
     context.heartbeat(++done);
     return prior;
   });
@@ -134,14 +139,8 @@ export async function earlierRunsPage(
       : (await loadBatchTasks(store, { ref: input.tasks.ref, from: input.from, count: input.count })).map(
           (spec) => spec.id,
         );
-  const context = Context.current();
   const page: EarlierRunsPage = { spentUsd: 0, finished: emptyTotals(), running: [] };
-  const priors = await mapLimited(ids, LOOKUPS_AT_ONCE, async (id) => {
-    const prior = await priorRun(context.client, input.batchId, id);
-    context.heartbeat();
-    return prior;
-  });
-  for (const prior of priors) {
+  for (const prior of await priorRuns(input.batchId, ids)) {
     const id = prior.id;
     if (prior.state === 'running') page.running.push(id);
     if (prior.state !== 'ended') continue;
@@ -167,12 +166,7 @@ export async function awaitTaskRuns(input: { batchId: string; ids: string[] }): 
   const context = Context.current();
   const deadline = Date.now() + AWAIT_MAX_MS;
   for (;;) {
-    const priors = await mapLimited(input.ids, LOOKUPS_AT_ONCE, async (id) => {
-      const prior = await priorRun(context.client, input.batchId, id);
-      context.heartbeat();
-      return prior;
-    });
-    const ended = priors.filter((prior) => prior.state !== 'running');
+    const ended = (await priorRuns(input.batchId, input.ids)).filter((prior) => prior.state !== 'running');
     if (ended.length > 0 || Date.now() >= deadline) return ended;
     context.heartbeat();
     await context.sleep(AWAIT_LOOK_MS);
