@@ -94,10 +94,10 @@ describe('workflow: batch', () => {
   });
 
   test('a batch budget starts no further task once spent and stops the running ones at their next model call', async () => {
-    // Replies that take a while (about 200 ms), as a real model's do. A job tells the batch its
-    // cost before its next model call, which goes ahead, and the stop comes back by signal through
-    // the batch: with instant replies a loaded machine (CI on Node 24) let the jobs make a call
-    // more than the bound below meanwhile.
+    // Replies that take a while (about 200 ms), as a real model's do. The tools here take
+    // milliseconds, so a job's next call can start before the batch's stop comes back by signal:
+    // with instant replies a loaded machine (CI on Node 24) let the jobs make a call more than the
+    // bound below meanwhile.
     const { batch, batchId, start } = await withBatch('batch-budget', 5, { turns: 4, dollars: true, chunkDelayMs: 10 });
     const handle = await start({ concurrency: 2, maxBudgetUsd: 2.5 });
     const terminal = (await handle.result()) as BatchTerminal;
@@ -132,6 +132,19 @@ describe('workflow: batch', () => {
     const rows = await taskRows(env.client, batchId, batch.tasks);
     const rowsCost = rows.reduce((sum, row) => sum + (row.costUsd ?? 0), 0);
     expect(rowsCost).toBeCloseTo(more.costUsd, 6);
+  });
+
+  test('a job tells its batch what a reply cost while its tools run, so the stop comes before its next call', async () => {
+    // Two jobs, $1 a call, a $2.50 budget: the third reply spends it. Each job reports a reply's
+    // cost as it lands, and its tools take a second, so the stop is back before either job's third
+    // call. Reporting only before the next call, as jobs did before, let that call go ahead: $5 or $6.
+    const { batch, start } = await withBatch('batch-budget-reply', 2, { turns: 4, dollars: true, toolSeconds: 1 });
+    const terminal = (await (await start({ concurrency: 2, maxBudgetUsd: 2.5 })).result()) as BatchTerminal;
+
+    expect(terminal).toMatchObject({ reason: 'budget_exhausted', outcomes: { budget_exhausted: 2 } });
+    expect(terminal.costUsd).toBeGreaterThanOrEqual(3);
+    expect(terminal.costUsd).toBeLessThanOrEqual(4);
+    expect(batch.router.calls.length).toBeLessThanOrEqual(4);
   });
 
   test('a rerun whose budget is already spent still counts the finished tasks, and starts none', async () => {

@@ -32,6 +32,7 @@ import {
   COST_BUDGET_PATCH,
   costReport,
   durationOf,
+  reportReplyCost,
   stoppedBeforeTurn,
   withCallCost,
 } from './cost-budget';
@@ -226,6 +227,7 @@ async function runTurn(session: Session, state: State): Promise<TurnStep> {
   const afterReply = cleared ? counted(replied, 'microcompact') : replied;
   // The snapshot shows the reply's usage and text while the tools run, not the State before it.
   control.showTurnState(afterReply);
+  reportReplyCost(session, afterReply);
 
   // Stop reasons that end or redirect the turn whatever the reply holds.
   // Jobs recorded before these stop reasons had their own paths took the generic ones; the

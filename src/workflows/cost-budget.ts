@@ -1,4 +1,4 @@
-import { getExternalWorkflowHandle, workflowInfo } from '@temporalio/workflow';
+import { getExternalWorkflowHandle, patched, workflowInfo } from '@temporalio/workflow';
 import { BATCH_BUDGET_DETAIL } from '../shared/batch';
 import { taskCostSignal } from './batch-definitions';
 import type { CallAccounting, CallPricing } from '../shared/activity-types';
@@ -10,6 +10,12 @@ import type { Session } from './session';
 
 /** Guards cost counting and `--max-budget-usd`: runs recorded before them replay without. */
 export const COST_BUDGET_PATCH = 'cost-budget';
+
+/**
+ * Guards a batch job's cost report as each reply lands. Jobs recorded before it reported only
+ * before their next model call, so the batch's stop could reach them one call late.
+ */
+export const COST_AT_REPLY_PATCH = 'batch-cost-at-reply';
 
 /**
  * How a model call prices itself. The activity works the cost out and the workflow only adds up
@@ -88,12 +94,23 @@ export function budgetExhausted(session: Session, state: State, nextCall: string
   );
 }
 
+/**
+ * Tell the batch what the job has cost as soon as a reply is counted, in the workflow task that
+ * starts the reply's tools: the batch's stop then has the whole tool phase to come back before the
+ * job's next model call, instead of arriving while that call runs. The report before each call
+ * stays (it sends nothing when the cost has not changed since).
+ */
+export function reportReplyCost(session: Session, state: State): void {
+  if (!session.costBudget || session.input.batch?.reportCost !== true) return;
+  if (patched(COST_AT_REPLY_PATCH)) reportCost(session, knownCostUsd(state.modelUsage));
+}
+
 /** What each job last told its batch it had cost, so an unchanged cost is not sent again. */
 const reported = new WeakMap<Session, number>();
 
 /**
- * Tell the job's batch what the job has cost so far, before a model call: the batch adds up its
- * running jobs' reports to keep its own budget. Not awaited: a batch that is gone (aborted,
+ * Tell the job's batch what the job has cost so far: the batch adds up its running jobs' reports
+ * to keep its own budget. Not awaited: a batch that is gone (aborted,
  * terminated) changes nothing for the job.
  */
 function reportCost(session: Session, costUsd: number): void {

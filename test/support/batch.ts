@@ -38,6 +38,8 @@ export async function scriptedBatch(
   options: {
     turns?: number;
     chunkDelayMs?: number;
+    /** Each Bash call sleeps this long before it appends its line, as real tools take a while. */
+    toolSeconds?: number;
     dollars?: boolean;
     input?: Partial<BatchTaskSpec['input']>;
     prefix?: string;
@@ -50,13 +52,14 @@ export async function scriptedBatch(
   const tasks: BatchTaskSpec[] = [];
   const effects = path.join(workspace, 'effects.log');
   const turns = options.turns ?? 1;
+  const sleep = options.toolSeconds !== undefined ? `sleep ${options.toolSeconds} && ` : '';
   for (let i = 1; i <= count; i++) {
     const id = `t${i}`;
     const key = `${options.prefix ?? 'batch'}-${id}`;
     const usage = options.dollars ? { usage: DOLLAR_USAGE } : {};
     const replies: ScriptedReply[] = [
       ...Array.from({ length: turns }, (_, turn): ScriptedReply => ({
-        content: [toolUse(`toolu_${id}_${turn}`, 'Bash', { command: `echo "${id} ${turn}" >> effects.log` })],
+        content: [toolUse(`toolu_${id}_${turn}`, 'Bash', { command: `${sleep}echo "${id} ${turn}" >> effects.log` })],
         ...usage,
       })),
       { ...textReply(`done ${id}`), ...usage },
