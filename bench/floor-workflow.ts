@@ -1,5 +1,5 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type { FloorActivities } from './floor-activities';
+import type { FloorActivities, Span } from './floor-activities';
 
 /**
  * The floor: what Temporal alone costs for the shape of an `agentSession` turn. Each iteration runs
@@ -31,4 +31,27 @@ export async function floorWorkflow(iterations: number, eager = true): Promise<n
     completed++;
   }
   return completed;
+}
+
+/**
+ * The saturation floor (`saturation.ts`): a session of `turns` tool turns and an answer, shaped
+ * as the scripted sessions are. Each turn's "model call" waits out `latencyMs`, its "tool" does
+ * nothing; no heartbeats, eager dispatch allowed: the least Temporal can cost for such a session.
+ * Returns each call's times, from which the bench works out the overhead between turns.
+ */
+export async function floorSession(turns: number, latencyMs: number): Promise<Array<{ model: Span; tool?: Span }>> {
+  const { floorModelWait } = proxyActivities<Pick<FloorActivities, 'floorModelWait'>>({
+    startToCloseTimeout: 15 * 60_000,
+  });
+  const spans: Array<{ model: Span; tool?: Span }> = [];
+  for (let turn = 0; turn < turns; turn++) {
+    const model = await floorModelWait(latencyMs);
+    const { floorToolSpan } = proxyActivities<Pick<FloorActivities, 'floorToolSpan'>>({
+      activityId: `tool-${turn}`,
+      startToCloseTimeout: 20 * 60_000,
+    });
+    spans.push({ model, tool: await floorToolSpan() });
+  }
+  spans.push({ model: await floorModelWait(latencyMs) });
+  return spans;
 }

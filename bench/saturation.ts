@@ -25,12 +25,13 @@
  * DURABLE_AGENT_MAX_CACHED_WORKFLOWS, ...); unset, model-call slots are the highest level, so
  * slots are not what is measured.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { temporal } from '@temporalio/proto';
 import type { WorkflowHandle } from '@temporalio/client';
+import { bundleWorkflowCode } from '@temporalio/worker';
 import { EMBEDDED_SERVER_TUNING } from '../src/client/embedded';
 import { ScriptedModelServer } from '../src/model-server';
 import type { ScriptedReply, ScriptedSession } from '../src/model-server';
@@ -38,7 +39,8 @@ import { buildMessage } from '../src/model-server/reply';
 import { planStream } from '../src/model-server/sse';
 import { DEFAULT_SESSION_TIMEOUTS } from '../src/shared/session';
 import type { Terminal } from '../src/shared/terminal';
-import { bundleWorkflows } from '../src/worker/create-worker';
+import { bundleWorkflows, quietBundlerLogger } from '../src/worker/create-worker';
+import type { Span } from './floor-activities';
 import { ModelRouter } from '../test/support/chaos/router';
 import type { RoutedCall } from '../test/support/chaos/router';
 import {
@@ -62,6 +64,11 @@ const LEVEL_TIMEOUT_MS = Number(process.env.SATURATION_LEVEL_TIMEOUT_MS ?? 15 * 
  * share CPU 0, so what the worker carries is not what the co-located server costs.
  */
 const PIN = process.env.SATURATION_PIN === '1';
+/**
+ * Each level also runs as the floor (bare workflows, see `floorLevel`) right after the agent, so
+ * the two are measured side by side; SATURATION_FLOOR=0 leaves it out.
+ */
+const FLOOR = process.env.SATURATION_FLOOR !== '0';
 const MODEL_LATENCY_MS = 5_000;
 /** The headline's bar: p95 added overhead under 10% of the model latency. */
 const OVERHEAD_BAR_MS = MODEL_LATENCY_MS / 10;
@@ -167,6 +174,8 @@ function sampleWorker(pid: number, serverPid: number | undefined) {
 }
 
 interface LevelResult {
+  /** The agent's sessions, or the floor's bare workflows under the same load. */
+  run?: 'agent' | 'floor';
   sessions: number;
   turns: number;
   wallMs: number;
@@ -204,11 +213,24 @@ async function toolRunTimes(handle: WorkflowHandle): Promise<number[]> {
   return times;
 }
 
-async function runLevel(
+/**
+ * What a level runs on: a worker process started for it, how a session starts and whether it
+ * ended as it should, and the turns' overheads once every session has ended.
+ */
+interface LevelRun {
+  workerPid: number;
+  startSession(index: number): Promise<WorkflowHandle>;
+  succeeded(result: unknown): boolean;
+  measure(handles: WorkflowHandle[]): Promise<Pick<LevelResult, 'turns' | 'overheads' | 'modelLatencies'>>;
+  close(): Promise<void>;
+}
+
+/** The agent: `agentSession` jobs on a production worker, each talking to its own scripted model. */
+async function agentLevel(
   sessions: number,
   env: Awaited<ReturnType<typeof startTemporal>>,
   workspace: string,
-): Promise<LevelResult> {
+): Promise<LevelRun> {
   const tag = `s${sessions}t${Date.now().toString(36)}`;
   const router = await ModelRouter.start();
   const servers = await Promise.all(
@@ -220,36 +242,166 @@ async function runLevel(
     }),
   );
   const taskQueue = uniqueTaskQueue(`saturation-${sessions}`);
-  const worker = await spawnWorkerProcess({
-    address: env.address,
-    taskQueue,
-    modelUrl: router.url,
-    home: tempDir('saturation-home'),
-    extraEnv: { DURABLE_AGENT_STREAM_IDLE_MS: '60000' },
-  });
+  const close = async () => {
+    await router.close();
+    await Promise.all(servers.map(({ server }) => server.close()));
+  };
+  let worker: Awaited<ReturnType<typeof spawnWorkerProcess>>;
+  try {
+    worker = await spawnWorkerProcess({
+      address: env.address,
+      taskQueue,
+      modelUrl: router.url,
+      home: tempDir('saturation-home'),
+      extraEnv: { DURABLE_AGENT_STREAM_IDLE_MS: '60000' },
+    });
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  return {
+    workerPid: worker.child.pid!,
+    startSession: (i) =>
+      env.client.workflow.start('agentSession', {
+        taskQueue,
+        workflowId: `saturation-${servers[i]!.key}`,
+        args: [
+          sessionInput(workspace, {
+            prompt: `[chaos:${servers[i]!.key}] Read a.txt ${TURNS} times, then say what it says.`,
+            timeouts: DEFAULT_SESSION_TIMEOUTS,
+          }),
+        ],
+      }),
+    succeeded: (result) => (result as Terminal).reason === 'completed',
+    async measure(handles) {
+      const byJob = new Map<string, RoutedCall[]>();
+      for (const call of router.calls) byJob.set(call.job, [...(byJob.get(call.job) ?? []), call]);
+      const overheads: number[] = [];
+      const modelLatencies: number[] = [];
+      for (let i = 0; i < handles.length; i += 25) {
+        await Promise.all(
+          handles.slice(i, i + 25).map(async (handle, j) => {
+            const calls = (byJob.get(servers[i + j]!.key) ?? []).sort((a, b) => a.arrivedAt - b.arrivedAt);
+            const tools = await toolRunTimes(handle);
+            for (const [turn, call] of calls.entries()) {
+              if (call.endedAt !== undefined) modelLatencies.push(call.endedAt - call.arrivedAt);
+              const next = calls[turn + 1];
+              if (next && call.endedAt !== undefined) {
+                overheads.push(next.arrivedAt - call.endedAt - (tools[turn] ?? 0));
+              }
+            }
+          }),
+        );
+      }
+      return { turns: router.calls.filter((call) => call.completed).length, overheads, modelLatencies };
+    },
+    close: async () => {
+      await worker.kill('SIGTERM');
+      await close();
+    },
+  };
+}
+
+/**
+ * The floor: the same sessions as bare workflows (`floorSession`) on a worker of their own, whose
+ * "model call" only waits out the latency and whose tool does nothing. What Temporal alone costs
+ * for this load on this machine, measured the same way: the gap between one model call's end and
+ * the next one's start, less the tool's run.
+ */
+async function floorLevel(
+  sessions: number,
+  env: Awaited<ReturnType<typeof startTemporal>>,
+  floorBundle: string,
+): Promise<LevelRun> {
+  const taskQueue = uniqueTaskQueue(`saturation-floor-${sessions}`);
+  const tag = `s${sessions}t${Date.now().toString(36)}`;
+  const child = spawn(
+    process.execPath,
+    [
+      '-r',
+      'ts-node/register/transpile-only',
+      path.join(__dirname, 'floor-worker.ts'),
+      env.address,
+      taskQueue,
+      floorBundle,
+      String(sessions + 32),
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let output = '';
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`floor worker did not start:\n${output}`)), 60_000);
+      const onData = (chunk: Buffer) => {
+        output += chunk.toString();
+        if (output.includes('floor worker polling')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+      child.stdout.on('data', onData);
+      child.stderr.on('data', onData);
+      child.once('exit', (code) => reject(new Error(`floor worker exited (${code}):\n${output}`)));
+    });
+  } catch (error) {
+    child.kill('SIGKILL');
+    await exited;
+    throw error;
+  }
+  type Spans = Array<{ model: Span; tool?: Span }>;
+  return {
+    workerPid: child.pid!,
+    startSession: (i) =>
+      env.client.workflow.start('floorSession', {
+        taskQueue,
+        workflowId: `saturation-floor-${tag}-${i}`,
+        args: [TURNS, MODEL_LATENCY_MS],
+      }),
+    succeeded: (result) => Array.isArray(result) && result.length === TURNS + 1,
+    async measure(handles) {
+      const overheads: number[] = [];
+      const modelLatencies: number[] = [];
+      let turns = 0;
+      for (const handle of handles) {
+        const spans = (await handle.result()) as Spans;
+        for (const [turn, { model, tool }] of spans.entries()) {
+          turns++;
+          modelLatencies.push(model.endedAt - model.startedAt);
+          const next = spans[turn + 1];
+          if (next && tool) overheads.push(next.model.startedAt - model.endedAt - (tool.endedAt - tool.startedAt));
+        }
+      }
+      return { turns, overheads, modelLatencies };
+    },
+    close: async () => {
+      child.kill('SIGTERM');
+      const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(killer);
+    },
+  };
+}
+
+async function runLevel(
+  sessions: number,
+  env: Awaited<ReturnType<typeof startTemporal>>,
+  level: LevelRun,
+): Promise<LevelResult> {
   const serverPid = devServerPid();
   if (PIN) {
-    execFileSync('taskset', ['-a', '-p', '-c', '1', String(worker.child.pid)], { stdio: 'ignore' });
+    execFileSync('taskset', ['-a', '-p', '-c', '1', String(level.workerPid)], { stdio: 'ignore' });
     for (const pid of [process.pid, serverPid]) {
       if (pid) execFileSync('taskset', ['-a', '-p', '-c', '0', String(pid)], { stdio: 'ignore' });
     }
   }
-  const sampler = sampleWorker(worker.child.pid!, serverPid);
+  const sampler = sampleWorker(level.workerPid, serverPid);
   const start = Date.now();
   try {
     const handles = await Promise.all(
-      servers.map(async ({ key }, i) => {
+      Array.from({ length: sessions }, async (_, i) => {
         await new Promise((resolve) => setTimeout(resolve, (SPREAD_MS * i) / sessions));
-        return env.client.workflow.start('agentSession', {
-          taskQueue,
-          workflowId: `saturation-${key}`,
-          args: [
-            sessionInput(workspace, {
-              prompt: `[chaos:${key}] Read a.txt ${TURNS} times, then say what it says.`,
-              timeouts: DEFAULT_SESSION_TIMEOUTS,
-            }),
-          ],
-        });
+        return level.startSession(i);
       }),
     );
     let failed = 0;
@@ -258,49 +410,23 @@ async function runLevel(
     );
     await Promise.all(
       handles.map(async (handle) => {
-        const outcome = await Promise.race([handle.result() as Promise<Terminal>, deadline]);
-        if (outcome === 'timeout' || outcome.reason !== 'completed') failed++;
+        const outcome = await Promise.race([handle.result() as Promise<unknown>, deadline]);
+        if (outcome === 'timeout' || !level.succeeded(outcome)) failed++;
       }),
     );
     const wallMs = Date.now() - start;
     const usage = sampler.stop();
-    progress(`${sessions} sessions done in ${(wallMs / 1000).toFixed(1)} s; reading histories...`);
-    const byJob = new Map<string, RoutedCall[]>();
-    for (const call of router.calls) byJob.set(call.job, [...(byJob.get(call.job) ?? []), call]);
-    const overheads: number[] = [];
-    const modelLatencies: number[] = [];
-    for (let i = 0; i < handles.length; i += 25) {
-      await Promise.all(
-        handles.slice(i, i + 25).map(async (handle, j) => {
-          const calls = (byJob.get(servers[i + j]!.key) ?? []).sort((a, b) => a.arrivedAt - b.arrivedAt);
-          const tools = await toolRunTimes(handle);
-          for (const [turn, call] of calls.entries()) {
-            if (call.endedAt !== undefined) modelLatencies.push(call.endedAt - call.arrivedAt);
-            const next = calls[turn + 1];
-            if (next && call.endedAt !== undefined) overheads.push(next.arrivedAt - call.endedAt - (tools[turn] ?? 0));
-          }
-        }),
-      );
-    }
-    return {
-      sessions,
-      turns: router.calls.filter((call) => call.completed).length,
-      wallMs,
-      overheads,
-      modelLatencies,
-      ...usage,
-      failed,
-    };
+    progress(`${sessions} sessions done in ${(wallMs / 1000).toFixed(1)} s; reading their times...`);
+    return { sessions, wallMs, ...(await level.measure(handles)), ...usage, failed };
   } finally {
-    await worker.kill('SIGTERM');
-    await router.close();
-    await Promise.all(servers.map(({ server }) => server.close()));
+    await level.close();
   }
 }
 
 function format(results: LevelResult[]): string {
   const rows = [
     [
+      'run',
       'sessions',
       'turns/s',
       'overhead p50',
@@ -315,6 +441,7 @@ function format(results: LevelResult[]): string {
       'failed',
     ],
     ...results.map((r) => [
+      r.run ?? 'agent',
       String(r.sessions),
       (r.turns / (r.wallMs / 1000)).toFixed(1),
       `${Math.round(percentile(r.overheads, 50))} ms`,
@@ -349,11 +476,23 @@ async function main(): Promise<void> {
     const bundle = path.join(runTmp, 'workflow-bundle.js');
     fs.writeFileSync(bundle, (await bundleWorkflows()).code);
     process.env.DURABLE_AGENT_WORKFLOW_BUNDLE = bundle;
+    const floorBundle = path.join(runTmp, 'floor-bundle.js');
+    if (FLOOR) {
+      const { code } = await bundleWorkflowCode({
+        workflowsPath: require.resolve('./floor-workflow'),
+        logger: quietBundlerLogger,
+      });
+      fs.writeFileSync(floorBundle, code);
+    }
     env = await startTemporal([...EMBEDDED_SERVER_TUNING]);
     const workspace = makeWorkspace({ 'a.txt': 'hello\n' });
     for (const sessions of LEVELS) {
       progress(`level ${sessions}: starting ${sessions} sessions over ${SPREAD_MS} ms...`);
-      results.push(await runLevel(sessions, env, workspace));
+      results.push({ run: 'agent', ...(await runLevel(sessions, env, await agentLevel(sessions, env, workspace))) });
+      progress(format(results.slice(-1)).split('\n').at(-1)!);
+      if (!FLOOR) continue;
+      progress(`level ${sessions}, floor: starting ${sessions} bare workflows over ${SPREAD_MS} ms...`);
+      results.push({ run: 'floor', ...(await runLevel(sessions, env, await floorLevel(sessions, env, floorBundle))) });
       progress(format(results.slice(-1)).split('\n').at(-1)!);
     }
   } finally {
@@ -364,11 +503,6 @@ async function main(): Promise<void> {
     .filter(([name]) => /^DURABLE_AGENT_(MODEL|TOOL|MAX_CACHED|WORKFLOW_TASK)/.test(name))
     .map(([name, value]) => `${name}=${value}`)
     .join(' ');
-  const passing = results.filter(
-    (r) =>
-      r.failed === 0 && percentile(r.overheads, 95) < OVERHEAD_BAR_MS && Number.isFinite(percentile(r.overheads, 95)),
-  );
-  const best = passing.length > 0 ? Math.max(...passing.map((r) => r.sessions)) : undefined;
   console.log(
     `saturation: ${TURNS} tool turns + 1 answer per session, model latency ${MODEL_LATENCY_MS} ms, one Read per turn, ` +
       `starts spread over ${SPREAD_MS} ms; node ${process.version}, ${os.cpus().length} cpus; ` +
@@ -377,10 +511,30 @@ async function main(): Promise<void> {
   );
   console.log(format(results));
   console.log(
-    best === undefined
-      ? `headline: no level kept p95 added overhead under ${OVERHEAD_BAR_MS} ms (10% of the model latency)`
-      : `headline: up to ${best} concurrent sessions, p95 added overhead stays under ${OVERHEAD_BAR_MS} ms (10% of the model latency)`,
+    headline(
+      'headline',
+      results.filter((r) => r.run === 'agent'),
+    ),
   );
+  if (FLOOR)
+    console.log(
+      headline(
+        'floor (bare workflows, same load)',
+        results.filter((r) => r.run === 'floor'),
+      ),
+    );
+}
+
+/** The highest level whose p95 added overhead stayed under the bar, with nothing failed. */
+function headline(label: string, results: LevelResult[]): string {
+  const passing = results.filter(
+    (r) =>
+      r.failed === 0 && percentile(r.overheads, 95) < OVERHEAD_BAR_MS && Number.isFinite(percentile(r.overheads, 95)),
+  );
+  const best = passing.length > 0 ? Math.max(...passing.map((r) => r.sessions)) : undefined;
+  return best === undefined
+    ? `${label}: no level kept p95 added overhead under ${OVERHEAD_BAR_MS} ms (10% of the model latency)`
+    : `${label}: up to ${best} concurrent sessions, p95 added overhead stays under ${OVERHEAD_BAR_MS} ms (10% of the model latency)`;
 }
 
 main().catch((error: unknown) => {
