@@ -72,14 +72,28 @@ async function gitContext(workspace: string, toolEnv: NodeJS.ProcessEnv): Promis
     // a status with the repository's filters in force.
     const filters = await repositoryFilterOverrides(workspace, { ...baseEnv, ...gitOverrideEnv() });
     const options = { cwd: workspace, timeout: 10_000, env: { ...baseEnv, ...gitOverrideEnv(filters) } };
-    // --show-current also names the branch of a repository with no commits yet.
-    const branch = (await run('git', ['branch', '--show-current'], options)).stdout.trim() || '(detached HEAD)';
-    const status = (await run('git', ['status', '--short', '--ignore-submodules=all'], options)).stdout.trim();
+    // One git for both: each start forks the worker, whose memory grows with the jobs it holds.
+    const out = (await run('git', ['status', '--short', '--branch', '--ignore-submodules=all'], options)).stdout;
+    const [header = '', ...lines] = out.split('\n');
+    const status = lines.join('\n').trimEnd();
     const clipped = status.length > GIT_STATUS_LIMIT ? `${status.slice(0, GIT_STATUS_LIMIT)}\n… (status cut)` : status;
-    return `Git branch: ${branch}\nGit status:\n${clipped || '(clean)'}`;
+    return `Git branch: ${branchOfStatusHeader(header)}\nGit status:\n${clipped || '(clean)'}`;
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The branch named by the first line of `git status --short --branch`: `## main`,
+ * `## main...origin/main [ahead 1]`, `## No commits yet on main` (`Initial commit on` before git
+ * 2.28) or `## HEAD (no branch)`. A branch name holds neither a space nor `..`.
+ */
+export function branchOfStatusHeader(header: string): string {
+  const rest = header.replace(/^## /, '');
+  const unborn = /^(?:No commits yet|Initial commit) on (\S+)$/.exec(rest);
+  if (unborn) return unborn[1]!;
+  if (rest.startsWith('HEAD (no branch)')) return '(detached HEAD)';
+  return rest.split(/\.\.\.| /)[0] || '(detached HEAD)';
 }
 
 async function readMemoryFile(workspace: string): Promise<string | undefined> {
