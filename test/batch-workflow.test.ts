@@ -136,9 +136,9 @@ describe('workflow: batch', () => {
 
   test('a job tells its batch what a reply cost while its tools run, so the stop comes before its next call', async () => {
     // Two jobs, $1 a call, a $2.50 budget: the third reply spends it. Each job reports a reply's
-    // cost as it lands, and its tools take a second, so the stop is back before either job's third
-    // call. Reporting only before the next call, as jobs did before, let that call go ahead: $5 or $6.
-    const { batch, start } = await withBatch('batch-budget-reply', 2, { turns: 4, dollars: true, toolSeconds: 1 });
+    // cost as it lands, and its tools take two seconds, so the stop is back before either job's
+    // third call. Reporting only before the next call, as jobs did before, let that call go ahead: $5 or $6.
+    const { batch, start } = await withBatch('batch-budget-reply', 2, { turns: 4, dollars: true, toolSeconds: 2 });
     const terminal = (await (await start({ concurrency: 2, maxBudgetUsd: 2.5 })).result()) as BatchTerminal;
 
     expect(terminal).toMatchObject({ reason: 'budget_exhausted', outcomes: { budget_exhausted: 2 } });

@@ -56,6 +56,26 @@ describe('system prompt: git branch and status', () => {
     expect(await gitLines(repo('trunk'))).toBe('Git branch: trunk\nGit status:\n?? a.txt');
   });
 
+  test('a clone of an empty repository names its branch', async () => {
+    const bare = tempDir('bare');
+    git(bare, ['init', '-q', '--bare', '-b', 'main']);
+    const clone = tempDir('empty-clone');
+    git(clone, ['clone', '-q', bare, '.']);
+    expect(await gitLines(clone)).toBe('Git branch: main\nGit status:\n(clean)');
+  });
+
+  test('a header the repository config colours still names the branch', async () => {
+    const dir = repo('main');
+    git(dir, ['add', 'a.txt']);
+    git(dir, ['commit', '-q', '-m', 'one']);
+    git(dir, ['config', 'color.ui', 'always']);
+    git(dir, ['config', 'color.status', 'always']);
+    git(dir, ['checkout', '-q', '-b', 'topic']);
+    fs.writeFileSync(path.join(dir, 'a.txt'), 'changed\n');
+    const lines = await gitLines(dir);
+    expect(lines).toBe('Git branch: topic\nGit status:\n M a.txt');
+  });
+
   test('a detached HEAD, with a clean tree', async () => {
     const dir = repo('main');
     git(dir, ['add', 'a.txt']);
@@ -68,11 +88,13 @@ describe('system prompt: git branch and status', () => {
     ['## main', 'main'],
     ['## main...origin/main [ahead 1, behind 2]', 'main'],
     ['## feature/x...origin/feature/x', 'feature/x'],
-    ['## release-1.2 [gone]', 'release-1.2'],
+    ['## release-1.2...origin/release-1.2 [gone]', 'release-1.2'],
     ['## No commits yet on trunk', 'trunk'],
+    ['## No commits yet on main...origin/main [gone]', 'main'],
     ['## Initial commit on master', 'master'],
+    ['## Initial commit on master...origin/master', 'master'],
     ['## HEAD (no branch)', '(detached HEAD)'],
-    ['', '(detached HEAD)'],
+    ['', '(unknown)'],
   ])('status header %j names branch %j', (header, branch) => {
     expect(branchOfStatusHeader(header)).toBe(branch);
   });

@@ -73,7 +73,13 @@ async function gitContext(workspace: string, toolEnv: NodeJS.ProcessEnv): Promis
     const filters = await repositoryFilterOverrides(workspace, { ...baseEnv, ...gitOverrideEnv() });
     const options = { cwd: workspace, timeout: 10_000, env: { ...baseEnv, ...gitOverrideEnv(filters) } };
     // One git for both: each start forks the worker, whose memory grows with the jobs it holds.
-    const out = (await run('git', ['status', '--short', '--branch', '--ignore-submodules=all'], options)).stdout;
+    // The header's labels are translated and may be coloured: read them in C, without colour.
+    const out = (
+      await run('git', ['-c', 'color.status=never', 'status', '--short', '--branch', '--ignore-submodules=all'], {
+        ...options,
+        env: { ...options.env, LC_ALL: 'C' },
+      })
+    ).stdout;
     const [header = '', ...lines] = out.split('\n');
     const status = lines.join('\n').trimEnd();
     const clipped = status.length > GIT_STATUS_LIMIT ? `${status.slice(0, GIT_STATUS_LIMIT)}\n… (status cut)` : status;
@@ -84,16 +90,16 @@ async function gitContext(workspace: string, toolEnv: NodeJS.ProcessEnv): Promis
 }
 
 /**
- * The branch named by the first line of `git status --short --branch`: `## main`,
- * `## main...origin/main [ahead 1]`, `## No commits yet on main` (`Initial commit on` before git
- * 2.28) or `## HEAD (no branch)`. A branch name holds neither a space nor `..`.
+ * The branch named by the first line of `git status --short --branch` (in the C locale):
+ * `## main`, `## main...origin/main [ahead 1]`, `## No commits yet on main` (`Initial commit on`
+ * in older git), either of those with `...origin/main [gone]` after it (a clone of an empty
+ * repository), or `## HEAD (no branch)`. A branch name holds neither a space nor `..`.
  */
 export function branchOfStatusHeader(header: string): string {
   const rest = header.replace(/^## /, '');
-  const unborn = /^(?:No commits yet|Initial commit) on (\S+)$/.exec(rest);
-  if (unborn) return unborn[1]!;
   if (rest.startsWith('HEAD (no branch)')) return '(detached HEAD)';
-  return rest.split(/\.\.\.| /)[0] || '(detached HEAD)';
+  const named = /^(?:No commits yet|Initial commit) on (.+)$/.exec(rest)?.[1] ?? rest;
+  return named.split(/\.\.\.| /)[0] || '(unknown)';
 }
 
 async function readMemoryFile(workspace: string): Promise<string | undefined> {
