@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ensureEmbeddedServer, portLockPath, stopEmbedded } from '../src/client/embedded';
+import { ensureEmbeddedServer, portLockPath, stopEmbedded, withLockDir } from '../src/client/embedded';
 import { tempDir } from './support/harness';
 
 describe('the embedded server', () => {
@@ -43,5 +43,31 @@ describe('the embedded server port lock', () => {
     } finally {
       tmpdir.mockRestore();
     }
+  });
+
+  // Making a lock look like another user's needs chown, which only root may do.
+  (process.getuid?.() === 0 ? test : test.skip)(
+    "another user's lock is neither waited for nor removed: the error says whose it is",
+    async () => {
+      const lock = path.join(tempDir('locks'), 'ports.lock');
+      fs.mkdirSync(lock);
+      fs.chownSync(lock, 54321, 54321);
+      // Old enough that it would be taken for one a dead process left.
+      fs.utimesSync(lock, new Date(Date.now() - 120_000), new Date(Date.now() - 120_000));
+      const ran = jest.fn(async () => 'ran');
+      const started = Date.now();
+      await expect(withLockDir(lock, ran)).rejects.toThrow(/belongs to another user \(uid 54321\).*TEMPORAL_ADDRESS/);
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(ran).not.toHaveBeenCalled();
+      expect(fs.statSync(lock).uid).toBe(54321);
+    },
+  );
+
+  test('a lock of our own is waited for, and one a dead process left a minute ago is taken', async () => {
+    const lock = path.join(tempDir('locks'), 'ports.lock');
+    fs.mkdirSync(lock);
+    fs.utimesSync(lock, new Date(Date.now() - 120_000), new Date(Date.now() - 120_000));
+    await expect(withLockDir(lock, async () => 'ran')).resolves.toBe('ran');
+    expect(fs.existsSync(lock)).toBe(false);
   });
 });

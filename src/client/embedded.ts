@@ -114,13 +114,25 @@ export function portLockPath(): string {
   return path.join(base, `durable-agent-${user}-ports.lock`);
 }
 
-async function withLockDir<T>(lock: string, fn: () => Promise<T>): Promise<T> {
+/**
+ * Run `fn` holding `lock`, a directory only one process can create. A lock older than a minute is
+ * taken to be left by a process that died. One another user made (the port lock's name in /tmp is
+ * known) is neither waited for nor removed: the error says so at once.
+ */
+export async function withLockDir<T>(lock: string, fn: () => Promise<T>): Promise<T> {
   const deadline = Date.now() + 60_000;
   for (;;) {
     try {
       fs.mkdirSync(lock);
       break;
     } catch {
+      const owner = fs.lstatSync(lock, { throwIfNoEntry: false })?.uid;
+      if (owner !== undefined && typeof process.getuid === 'function' && owner !== process.getuid()) {
+        throw new Error(
+          `${lock} belongs to another user (uid ${owner}), so no embedded Temporal server can start here; ` +
+            'have it removed (by that user or root), or set TEMPORAL_ADDRESS to a Temporal server you run.',
+        );
+      }
       const age = Date.now() - (fs.statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
       if (age > 60_000) fs.rmSync(lock, { recursive: true, force: true });
       else if (Date.now() > deadline)
