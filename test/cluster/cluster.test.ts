@@ -76,7 +76,14 @@ describe('a job on a real Temporal cluster, two worker machines sharing an S3 st
   const workers: WorkerProcess[] = [];
 
   beforeAll(async () => {
-    [cluster, s3] = await Promise.all([startTemporalCluster(), startS3Server()]);
+    // Both start at once; when one fails, the other is stopped before the failure is reported.
+    const [started, store] = await Promise.allSettled([startTemporalCluster(), startS3Server()]);
+    if (started.status === 'rejected' || store.status === 'rejected') {
+      if (started.status === 'fulfilled') await started.value.stop();
+      if (store.status === 'fulfilled') await store.value.stop();
+      throw started.status === 'rejected' ? started.reason : (store as PromiseRejectedResult).reason;
+    }
+    [cluster, s3] = [started.value, store.value];
     server = await ScriptedModelServer.start(session);
     connection = await Connection.connect({ address: cluster.address });
     client = new Client({ connection, namespace: cluster.namespace });

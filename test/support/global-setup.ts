@@ -17,6 +17,9 @@ import { RUN_TMP_VAR } from './run-tmp';
  */
 export default async function globalSetup(): Promise<void> {
   const runTmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'durable-agent-test-run-')));
+  // Others may pass through (not list it), as through /tmp: the cluster test runs PostgreSQL as
+  // its own user, in a folder of its own under this one. Each folder in it keeps its own mode.
+  fs.chmodSync(runTmp, 0o711);
   process.env[RUN_TMP_VAR] = runTmp;
   process.env.TMPDIR = runTmp;
   const { code } = await bundleWorkflows();
