@@ -150,10 +150,13 @@ describe('durable-agent batch (CLI, worker and dev server in processes of their 
     }
     const workspace = makeWorkspace({});
     // Each call is 100,000 input tokens: $0.20 at the built-in price; each task would make 5.
+    // Replies take about 200 ms, as a real model's take a while: with instant ones and instant
+    // tools, a loaded machine (CI) let a task make all five calls before the batch's stop came back.
     const budget = await scriptedBatch(workspace, 5, {
       prefix: 'cli-budget',
       turns: 4,
       dollars: true,
+      chunkDelayMs: 10,
       router: batch.router,
     });
     try {
@@ -192,9 +195,10 @@ describe('durable-agent batch (CLI, worker and dev server in processes of their 
         'not started',
         'not started',
       ]);
-      // The running tasks stop at their next call after the batch counted their reports: usually
-      // six calls of $0.20 ($0.80 counted, then the call each had started), a call or two more on
-      // a loaded machine; never the $2.00 the two tasks' ten calls would cost unstopped.
+      // The running tasks stop at their next call once the batch has counted their reports, sent as
+      // each reply lands: usually four calls of $0.20 (the third reply spends the budget, and the
+      // other task's call under way finishes), a call or two more on a loaded machine; never the
+      // $2.00 the two tasks' ten calls would cost unstopped.
       expect(parsed.costUsd).toBeGreaterThanOrEqual(0.5);
       expect(parsed.costUsd).toBeLessThan(1.99);
     } finally {
