@@ -1,7 +1,5 @@
-import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
@@ -18,10 +16,9 @@ import {
 } from '../shared/batch';
 import type { BatchTaskSpec, EarlierRunsPage, PriorTaskRun, TaskSummary } from '../shared/batch';
 import type { Terminal } from '../shared/terminal';
+import { runCommand as run } from '../worker/spawner';
 import { mapLimited } from './map-limited';
 import type { ContentStore } from './store/content-store';
-
-const run = promisify(execFile);
 
 /** The batch's tasks `from` to `from + count` (a page), from the content store. */
 export async function loadBatchTasks(

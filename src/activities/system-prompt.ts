@@ -1,15 +1,13 @@
-import { execFile } from 'node:child_process';
 import { readFile, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { ApplicationFailure } from '@temporalio/common';
 import type { BuildSystemPromptInput, BuildSystemPromptResult } from '../shared/activity-types';
 import { gitOverrideEnv, repositoryFilterOverrides } from './sandbox/git-hardening';
 import type { ContentStore } from './store/content-store';
 import { defaultBashEnv } from './tools/bash-env';
+import { runCommand } from '../worker/spawner';
 
-const run = promisify(execFile);
 /** CLAUDE.md beyond this is cut: it is instructions, not a corpus. */
 const MEMORY_FILE_LIMIT = 40_000;
 const GIT_STATUS_LIMIT = 2_000;
@@ -72,13 +70,18 @@ async function gitContext(workspace: string, toolEnv: NodeJS.ProcessEnv): Promis
     // a status with the repository's filters in force.
     const filters = await repositoryFilterOverrides(workspace, { ...baseEnv, ...gitOverrideEnv() });
     const options = { cwd: workspace, timeout: 10_000, env: { ...baseEnv, ...gitOverrideEnv(filters) } };
-    // One git for both: each start forks the worker, whose memory grows with the jobs it holds.
+    // One git for branch and status: each start is a fork (of the worker's small helper, see
+    // `runCommand`, or of the worker itself when the helper cannot run).
     // The header's labels are translated and may be coloured: read them in C, without colour.
     const out = (
-      await run('git', ['-c', 'color.status=never', 'status', '--short', '--branch', '--ignore-submodules=all'], {
-        ...options,
-        env: { ...options.env, LC_ALL: 'C' },
-      })
+      await runCommand(
+        'git',
+        ['-c', 'color.status=never', 'status', '--short', '--branch', '--ignore-submodules=all'],
+        {
+          ...options,
+          env: { ...options.env, LC_ALL: 'C' },
+        },
+      )
     ).stdout;
     const [header = '', ...lines] = out.split('\n');
     const status = lines.join('\n').trimEnd();

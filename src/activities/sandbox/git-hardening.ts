@@ -1,10 +1,7 @@
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { packageRoot } from '../../worker/package-root';
-
-const run = promisify(execFile);
+import { runCommand } from '../../worker/spawner';
 
 /**
  * Settings that win over a repository's own `.git/config` and that keep commands which look
@@ -90,7 +87,7 @@ export async function repositoryFilterOverrides(
   workspace: string,
   env: NodeJS.ProcessEnv,
 ): Promise<Array<[string, string]>> {
-  const { stdout } = await run('git', ['config', '--list', '--name-only', '--show-scope', '--includes'], {
+  const { stdout } = await runCommand('git', ['config', '--list', '--name-only', '--show-scope', '--includes'], {
     cwd: workspace,
     env,
     timeout: 10_000,

@@ -1,0 +1,54 @@
+/**
+ * The worker's spawner (see `spawner.ts`): a small process that starts the worker's short
+ * commands for it. Forking copies the forking process's page tables, so a start costs the worker
+ * in proportion to its memory (12 ms of CPU at 650 MiB against 1.5 ms for a process of 44 MiB,
+ * measured here); this process stays small. It runs each request with `execFile` and sends back
+ * what came out, and exits when the worker is gone, stopping the commands it still runs.
+ */
+import { execFile } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import type { SpawnerReply, SpawnerRequest } from './spawner';
+
+const running = new Set<ChildProcess>();
+
+function reply(message: SpawnerReply): void {
+  if (process.connected) process.send?.(message);
+}
+
+process.on('message', (request: SpawnerRequest) => {
+  let child: ChildProcess;
+  try {
+    child = execFile(
+      request.file,
+      request.args,
+      { ...request.options, encoding: 'utf8', windowsHide: true },
+      (error, stdout, stderr) => {
+        running.delete(child);
+        if (!error) return reply({ id: request.id, stdout, stderr });
+        const failure = error as NodeJS.ErrnoException & { killed?: boolean; signal?: NodeJS.Signals | null };
+        reply({
+          id: request.id,
+          stdout,
+          stderr,
+          error: {
+            message: failure.message,
+            ...(failure.code !== undefined ? { code: failure.code } : {}),
+            ...(failure.signal ? { signal: failure.signal } : {}),
+            killed: failure.killed === true,
+          },
+        });
+      },
+    );
+  } catch (error) {
+    // execFile throws only for arguments it refuses (a NUL byte in one, for example).
+    reply({ id: request.id, stdout: '', stderr: '', error: { message: String(error), killed: false } });
+    return;
+  }
+  running.add(child);
+});
+
+// The worker closed the channel or died: nobody will read the results.
+process.on('disconnect', () => {
+  for (const child of running) child.kill('SIGKILL');
+  process.exit(0);
+});
