@@ -7,6 +7,7 @@ module.exports = {
   testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/cluster/'],
   transform: { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] },
   setupFiles: ['<rootDir>/test/support/quiet-runtime.ts'],
+  setupFilesAfterEnv: ['<rootDir>/test/support/stop-spawner.ts'],
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   testTimeout: 120000,

@@ -4,7 +4,7 @@
  * behave as `execFile`'s do (output, exit code, timeout, a file that is not there), the helper
  * comes back after it dies, never keeps the worker alive, and goes when the worker does.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { buildSystemPrompt } from '../src/activities/system-prompt';
@@ -14,13 +14,28 @@ import { tempDir } from './support/harness';
 
 const shEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
 
+/** Whether `pid` runs: a zombie (exited, not yet reaped by its new parent) does not. */
 function alive(pid: number): boolean {
   try {
-    process.kill(pid, 0);
-    return true;
+    return fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[0] !== 'Z';
   } catch {
     return false;
   }
+}
+
+/** The pids whose parent is `parent`. */
+function childrenOf(parent: number): number[] {
+  return fs
+    .readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        return fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1] === String(parent);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
 }
 
 async function waitFor(check: () => boolean, ms: number): Promise<boolean> {
@@ -45,6 +60,10 @@ describe('the worker command helper', () => {
     expect(Number(parent)).not.toBe(process.pid);
     expect(foo).toBe('bar');
     expect(key).toBe('none');
+    // The helper itself holds nothing of the worker's environment but PATH.
+    const environ = fs.readFileSync(`/proc/${spawnerPid()}/environ`, 'utf8').split('\0').filter(Boolean);
+    const names = environ.map((entry) => entry.split('=')[0]).filter((name) => !name!.startsWith('NODE_CHANNEL_'));
+    expect(names).toEqual(['PATH']);
   });
 
   test('a failing command rejects as execFile does: exit code, output, and the cwd it ran in', async () => {
@@ -61,7 +80,7 @@ describe('the worker command helper', () => {
       (e: unknown) => e as { killed?: boolean; signal?: string },
     );
     expect(timedOut).toMatchObject({ killed: true, signal: 'SIGTERM' });
-    expect(Date.now() - started).toBeLessThan(4000);
+    expect(Date.now() - started).toBeLessThan(4900);
     const missing = await runCommand('/no/such/program', [], { env: shEnv }).catch(
       (e: unknown) => e as { code?: string },
     );
@@ -72,7 +91,7 @@ describe('the worker command helper', () => {
     await runCommand('true', [], { env: shEnv });
     const first = spawnerPid()!;
     const running = runCommand('sleep', ['5'], { env: shEnv });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await waitFor(() => childrenOf(first).length === 1, 10_000)).toBe(true);
     process.kill(first, 'SIGKILL');
     await expect(running).rejects.toThrow(/helper exited while the command ran/);
     const { stdout } = await runCommand('sh', ['-c', 'echo $PPID'], { env: shEnv });
@@ -116,22 +135,44 @@ describe('the worker command helper', () => {
     const held = run('hold');
     expect(await waitFor(() => held.output().includes('sleeping'), 20_000)).toBe(true);
     const heldPid = Number(/helper (\d+)/.exec(held.output())?.[1]);
-    const sleeps = fs
-      .readdirSync('/proc')
-      .filter((entry) => /^\d+$/.test(entry))
-      .filter((pid) => {
-        try {
-          return fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1] === String(heldPid);
-        } catch {
-          return false;
-        }
-      })
-      .map(Number);
-    expect(sleeps.length).toBe(1);
+    expect(await waitFor(() => childrenOf(heldPid).length === 1, 10_000)).toBe(true);
+    const sleeps = childrenOf(heldPid);
     held.child.kill('SIGKILL');
     await held.exited;
     await expect(waitFor(() => !alive(heldPid) && !alive(sleeps[0]!), 5000)).resolves.toBe(true);
   }, 60_000);
+
+  test("a command that ignores its timeout's SIGTERM is killed 5 s later", async () => {
+    const marker = '13.579';
+    try {
+      const started = Date.now();
+      const stuck = await runCommand('sh', ['-c', `trap "" TERM; sleep ${marker}`], { timeout: 200, env: shEnv }).catch(
+        (e: unknown) => e as { signal?: string },
+      );
+      expect(stuck).toMatchObject({ signal: 'SIGKILL' });
+      expect(Date.now() - started).toBeLessThan(9000);
+    } finally {
+      spawnSync('pkill', ['-f', `sleep ${marker}`]);
+    }
+  }, 30_000);
+
+  test('a helper that stops answering fails its command alone; later commands go to a new helper', async () => {
+    await runCommand('true', [], { env: shEnv });
+    const frozen = spawnerPid()!;
+    process.kill(frozen, 'SIGSTOP');
+    try {
+      await expect(runCommand('true', [], { timeout: 200, env: shEnv })).rejects.toThrow(
+        /gave no answer for true within 10200 ms/,
+      );
+      const { stdout } = await runCommand('sh', ['-c', 'echo $PPID'], { env: shEnv });
+      expect(Number(stdout.trim())).toBe(spawnerPid());
+      expect(spawnerPid()).not.toBe(frozen);
+    } finally {
+      process.kill(frozen, 'SIGCONT');
+    }
+    // It had nothing else to do, so its channel was closed: it goes once it runs again.
+    await expect(waitFor(() => !alive(frozen), 5000)).resolves.toBe(true);
+  }, 30_000);
 
   test('an idle helper is stopped, and the next command starts another', async () => {
     setSpawnerIdleMs(300);

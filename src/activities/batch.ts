@@ -204,7 +204,7 @@ export async function prepareWorktree(
     await run('git', ['clone', '--quiet', '--no-checkout', input.repo, workspace], { timeout: 10 * 60_000 });
   } catch (error) {
     await fs.rm(workspace, { recursive: true, force: true });
-    const stderr = String((error as { stderr?: string }).stderr ?? (error as Error).message).trim();
+    const stderr = (String((error as { stderr?: string }).stderr ?? '').trim() || (error as Error).message).trim();
     throw ApplicationFailure.create({
       message: `could not clone ${input.repo} for task ${input.taskId}: ${stderr}`,
       type: 'worktree_failed',

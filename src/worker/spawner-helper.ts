@@ -7,9 +7,12 @@
  */
 import { execFile } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
+import { SPAWNER_READY } from './spawner';
 import type { SpawnerReply, SpawnerRequest } from './spawner';
 
 const running = new Set<ChildProcess>();
+/** How long after its timeout a command that ignored SIGTERM is killed. */
+const HARD_STOP_AFTER_MS = 5_000;
 
 function reply(message: SpawnerReply): void {
   if (process.connected) process.send?.(message);
@@ -45,6 +48,12 @@ process.on('message', (request: SpawnerRequest) => {
     return;
   }
   running.add(child);
+  // execFile's timeout sends SIGTERM; a command that ignores it is killed a little later.
+  const timeout = request.options.timeout;
+  if (timeout && timeout > 0) {
+    const hardStop = setTimeout(() => child.kill('SIGKILL'), timeout + HARD_STOP_AFTER_MS);
+    child.once('exit', () => clearTimeout(hardStop));
+  }
 });
 
 // The worker closed the channel or died: nobody will read the results.
@@ -52,3 +61,5 @@ process.on('disconnect', () => {
   for (const child of running) child.kill('SIGKILL');
   process.exit(0);
 });
+
+process.send?.(SPAWNER_READY);

@@ -30,6 +30,9 @@ export interface SpawnerRequest {
   options: CommandOptions & { env: NodeJS.ProcessEnv };
 }
 
+/** The helper's first message: it is listening, and has run nothing yet. */
+export const SPAWNER_READY = 'ready';
+
 export interface SpawnerReply {
   id: number;
   stdout: string;
@@ -59,10 +62,19 @@ interface Pending {
   timer: NodeJS.Timeout;
   /** The helper the request went to. */
   helper: ChildProcess;
+  /** Run the command from the worker instead (when the helper never ran it). */
+  direct: () => void;
 }
 
 let helper: ChildProcess | undefined;
 let helperUnavailable = false;
+/** Helpers that said they were ready; one that dies before that ran nothing. */
+const readyHelpers = new WeakSet<ChildProcess>();
+/** Helpers that take no new commands (one of theirs never came back); closed once they are idle. */
+const retiredHelpers = new WeakSet<ChildProcess>();
+/** Helpers that died before they were ready: after a few, commands start from the worker. */
+let earlyDeaths = 0;
+const MAX_EARLY_DEATHS = 3;
 let nextId = 1;
 const pending = new Map<number, Pending>();
 let idleTimer: NodeJS.Timeout | undefined;
@@ -100,16 +112,23 @@ function startHelper(): ChildProcess | undefined {
     helperUnavailable = true;
     return undefined;
   }
-  child.on('message', (message: SpawnerReply) => settle(message));
+  child.on('message', (message: SpawnerReply | typeof SPAWNER_READY) => {
+    if (message === SPAWNER_READY) readyHelpers.add(child);
+    else settle(message);
+  });
   child.on('error', () => undefined);
   child.once('exit', () => {
     if (helper === child) helper = undefined;
-    // Whatever it was running is lost with it: fail those, the next request starts a new helper.
+    const ranNothing = !readyHelpers.has(child);
+    if (ranNothing && ++earlyDeaths >= MAX_EARLY_DEATHS) helperUnavailable = true;
     for (const [id, entry] of pending) {
       if (entry.helper !== child) continue;
       pending.delete(id);
       clearTimeout(entry.timer);
-      entry.reject(commandError("the worker's command helper exited while the command ran", '', ''));
+      // A helper that never got going ran none of them: run them here. One that did may have
+      // run them, as a worker that dies may have: fail them, the next request starts a new helper.
+      if (ranNothing) entry.direct();
+      else entry.reject(commandError("the worker's command helper exited while the command ran", '', ''));
     }
     refHelper();
   });
@@ -143,12 +162,21 @@ function refHelper(): void {
   idleTimer.unref();
 }
 
+/** Take a request off the books; a retired helper with nothing left is closed. */
+function forget(id: number, entry: Pending): void {
+  pending.delete(id);
+  clearTimeout(entry.timer);
+  const child = entry.helper;
+  if (retiredHelpers.has(child) && ![...pending.values()].some((other) => other.helper === child)) {
+    if (child.connected) child.disconnect();
+  }
+  refHelper();
+}
+
 function settle(message: SpawnerReply): void {
   const entry = pending.get(message.id);
   if (!entry) return;
-  pending.delete(message.id);
-  clearTimeout(entry.timer);
-  refHelper();
+  forget(message.id, entry);
   if (!message.error) return entry.resolve({ stdout: message.stdout, stderr: message.stderr });
   const error = commandError(message.error.message, message.stdout, message.stderr);
   if (message.error.code !== undefined) error.code = message.error.code;
@@ -177,24 +205,34 @@ export function runCommand(
   return new Promise((resolve, reject) => {
     const id = nextId++;
     const wait = (options.timeout && options.timeout > 0 ? options.timeout : DEFAULT_WAIT_MS) + HELPER_GRACE_MS;
+    const direct = () => void runDirect(file, args, { ...options, env }).then(resolve, reject);
     const timer = setTimeout(() => {
-      pending.delete(id);
-      refHelper();
-      // A helper that does not answer is of no use: the next request starts another.
-      child.kill('SIGKILL');
+      const entry = pending.get(id);
+      if (!entry) return;
+      // The helper kills a command at its timeout; one that still has not answered is stuck. New
+      // commands go to a new helper, and this one is closed once its other commands are done.
+      if (helper === child) helper = undefined;
+      retiredHelpers.add(child);
+      forget(id, entry);
       reject(commandError(`the worker's command helper gave no answer for ${file} within ${wait} ms`, '', ''));
     }, wait);
-    pending.set(id, { resolve, reject, timer, helper: child });
+    const entry: Pending = { resolve, reject, timer, helper: child, direct };
+    pending.set(id, entry);
     refHelper();
     const request: SpawnerRequest = { id, file, args, options: { ...options, env } };
-    child.send(request, (error) => {
-      if (!error || !pending.has(id)) return;
-      pending.delete(id);
-      clearTimeout(timer);
-      refHelper();
-      // The request never reached the helper, so the command has not run: run it here.
-      runDirect(file, args, { ...options, env }).then(resolve, reject);
-    });
+    // When the request does not reach the helper, the command has not run: run it here.
+    const notSent = () => {
+      if (pending.get(id) !== entry) return;
+      forget(id, entry);
+      direct();
+    };
+    try {
+      child.send(request, (error) => {
+        if (error) notSent();
+      });
+    } catch {
+      notSent();
+    }
   });
 }
 
