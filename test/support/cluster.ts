@@ -47,7 +47,7 @@ export interface TemporalCluster {
 }
 
 /** A child process with its output kept (the tail) and its exit awaited. */
-interface Started {
+export interface Started {
   child: ChildProcess;
   output(): string;
   exited: Promise<void>;
@@ -73,7 +73,11 @@ function startProcess(command: string, args: string[], options: { cwd: string; u
 }
 
 /** Signal a process this module started and wait for it to exit, with SIGKILL after `graceMs`. */
-async function stopProcess(started: Started | undefined, signal: NodeJS.Signals, graceMs: number): Promise<void> {
+export async function stopProcess(
+  started: Started | undefined,
+  signal: NodeJS.Signals,
+  graceMs: number,
+): Promise<void> {
   if (!started) return;
   const { child, exited } = started;
   if (child.exitCode !== null || child.signalCode !== null) return;
@@ -120,25 +124,54 @@ function postgresUser(): { uid: number; gid: number } | undefined {
   throw new Error('running as root, and neither a `postgres` nor a `nobody` user exists to run PostgreSQL as');
 }
 
-async function waitUntil(what: string, timeoutMs: number, check: () => Promise<boolean>, logs: () => string) {
+/**
+ * Poll `check` until it is true. A check that throws means "not yet" (a CLI that cannot connect
+ * yet); `exited` is asked each round and ends the wait at once with the process's own words, so a
+ * process that died at start is reported as such, not as a timeout that hides why.
+ */
+async function waitUntil(
+  what: string,
+  timeoutMs: number,
+  check: () => Promise<boolean>,
+  logs: () => string,
+  exited: () => string | undefined = () => undefined,
+) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
+    const gone = exited();
+    if (gone) throw new Error(`${gone} while waiting for ${what}\n${logs()}`);
     if (await check().catch(() => false)) return;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}\n${logs()}`);
+    if (Date.now() > deadline) {
+      // A busy event loop can run this timer before the output that arrived meanwhile is read:
+      // let pending I/O in, then look once more before calling it a timeout.
+      await new Promise((resolve) => setImmediate(resolve));
+      if (await check().catch(() => false)) return;
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}\n${logs()}`);
+    }
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }
 
-async function startPostgres(dir: string, logs: () => string): Promise<{ port: number; server: Started }> {
+/** "exited with code N" (or "killed by SIGX") once a started process is gone, else undefined. */
+function exitOf(started: Started, name: string): string | undefined {
+  const { exitCode, signalCode } = started.child;
+  if (exitCode !== null) return `${name} exited with code ${exitCode}`;
+  if (signalCode !== null) return `${name} was killed by ${signalCode}`;
+  return undefined;
+}
+
+/**
+ * initdb and start a throwaway PostgreSQL in `dir` (which the PostgreSQL user must be able to
+ * reach), on a free loopback port. Exported for its own test.
+ */
+export async function startPostgres(dir: string, logs: () => string): Promise<{ port: number; server: Started }> {
   const bin = installed('install-postgres.sh');
   const user = postgresUser();
   const data = path.join(dir, 'data');
-  const socketDir = path.join(dir, 'socket');
   const passwordFile = path.join(dir, 'password');
-  fs.mkdirSync(socketDir);
   fs.writeFileSync(passwordFile, `${DB_PASSWORD}\n`, { mode: 0o600 });
   if (user) {
-    for (const entry of [dir, socketDir, passwordFile]) fs.chownSync(entry, user.uid, user.gid);
+    for (const entry of [dir, passwordFile]) fs.chownSync(entry, user.uid, user.gid);
   }
   const asUser = user ? { uid: user.uid, gid: user.gid } : {};
   execFileSync(
@@ -159,41 +192,52 @@ async function startPostgres(dir: string, logs: () => string): Promise<{ port: n
     ],
     { cwd: dir, stdio: 'pipe', ...asUser },
   );
-  const port = await freePort();
-  const server = startProcess(
-    path.join(bin, 'postgres'),
-    [
-      '-D',
-      data,
-      '-p',
-      String(port),
-      '-k',
-      socketDir,
-      '-c',
-      'listen_addresses=127.0.0.1',
-      // Each of Temporal's four services opens pools of its own.
-      '-c',
-      'max_connections=200',
-      // A throwaway database: durability across a power loss is not what these tests are about.
-      '-c',
-      'fsync=off',
-      '-c',
-      'synchronous_commit=off',
-      '-c',
-      'full_page_writes=off',
-    ],
-    { cwd: dir, ...asUser },
-  );
-  await waitUntil(
-    `PostgreSQL on 127.0.0.1:${port}`,
-    30_000,
-    async () => {
-      if (server.child.exitCode !== null) throw new Error(`postgres exited with ${server.child.exitCode}`);
-      return server.output().includes('database system is ready to accept connections');
-    },
-    logs,
-  );
-  return { port, server };
+  // The port was free a moment ago; something else may take it before postgres binds. Then
+  // postgres exits saying so, and a fresh port is tried: a few times, never forever.
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const server = startProcess(
+      path.join(bin, 'postgres'),
+      [
+        '-D',
+        data,
+        '-p',
+        String(port),
+        // TCP only, as Temporal connects: a Unix socket's path has a 107-byte limit that a nested
+        // temp folder (CI's, then the test run's) overflows, and postgres then refuses to start.
+        '-k',
+        '',
+        '-c',
+        'listen_addresses=127.0.0.1',
+        // Each of Temporal's four services opens pools of its own.
+        '-c',
+        'max_connections=200',
+        // A throwaway database: durability across a power loss is not what these tests are about.
+        '-c',
+        'fsync=off',
+        '-c',
+        'synchronous_commit=off',
+        '-c',
+        'full_page_writes=off',
+      ],
+      { cwd: dir, ...asUser },
+    );
+    const withOwnOutput = () => `${logs()}\n--- postgres output (tail) ---\n${server.output()}`;
+    try {
+      await waitUntil(
+        `PostgreSQL on 127.0.0.1:${port}`,
+        30_000,
+        async () => server.output().includes('database system is ready to accept connections'),
+        withOwnOutput,
+        () => exitOf(server, 'postgres'),
+      );
+      return { port, server };
+    } catch (error) {
+      await stopProcess(server, 'SIGINT', 10_000);
+      const portTaken = /could not bind|Address already in use/i.test(server.output());
+      if (!portTaken || attempt >= 3) throw error;
+    }
+  }
 }
 
 /** Create both databases and bring their schemas to this version, as Temporal's compose setup does. */
@@ -376,11 +420,9 @@ export async function startTemporalCluster(options: { namespace?: string } = {})
     await waitUntil(
       `temporal-server on ${address}`,
       60_000,
-      async () => {
-        if (running.child.exitCode !== null) throw new Error(`temporal-server exited with ${running.child.exitCode}`);
-        return (await cli(['operator', 'cluster', 'health'])).includes('SERVING');
-      },
+      async () => (await cli(['operator', 'cluster', 'health'])).includes('SERVING'),
       logs,
+      () => exitOf(running, 'temporal-server'),
     );
     await cli(['operator', 'namespace', 'create', '--namespace', namespace, '--retention', '24h']);
     // Usable once the frontend's namespace cache has it: a visibility query goes through that cache.
