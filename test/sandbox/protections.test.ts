@@ -254,6 +254,40 @@ describe('protected paths cannot be replaced', () => {
 });
 
 describe('placeholders', () => {
+  it('something that only bears a staging name is neither swept nor in the way', async () => {
+    const { Placeholders } = await import('../../src/activities/sandbox/placeholders');
+    const vscode = path.join(fixture.workspace, '.vscode');
+    // A link at a live pid's name, and notes of somebody's at a name whose pid cannot exist.
+    const link = path.join(fixture.workspace, `.durable-agent-stand-in.${process.pid}.1`);
+    fs.symlinkSync('/nonexistent', link);
+    const notes = path.join(fixture.workspace, '.durable-agent-stand-in.4194305.a');
+    fs.mkdirSync(notes);
+    fs.writeFileSync(path.join(notes, 'notes.txt'), 'mine\n');
+    const lease = await new Placeholders().acquire([{ path: vscode, placeholder: { type: 'directory' } }]);
+    expect(lease.paths).toEqual([vscode]);
+    expect(fs.statSync(vscode).isDirectory()).toBe(true);
+    await lease.release();
+    expect(fs.existsSync(vscode)).toBe(false);
+    expect(fs.lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(fs.readFileSync(path.join(notes, 'notes.txt'), 'utf8')).toBe('mine\n');
+  });
+
+  it('a real folder whose every mtime is 0 (unpacked from an epoch-0 archive) is never taken for one', async () => {
+    const { Placeholders } = await import('../../src/activities/sandbox/placeholders');
+    const vscode = path.join(fixture.workspace, '.vscode');
+    const settings = path.join(vscode, 'settings.json');
+    fs.mkdirSync(vscode);
+    fs.writeFileSync(settings, '{"editor.tabSize": 2}\n');
+    fs.utimesSync(settings, 0, 0);
+    fs.utimesSync(vscode, 0, 0);
+    const placeholders = new Placeholders();
+    const lease = await placeholders.acquire([{ path: vscode, placeholder: { type: 'directory' } }]);
+    expect(lease.paths).toEqual([]);
+    await lease.release();
+    await placeholders.releaseLeftovers([vscode]);
+    expect(fs.readFileSync(settings, 'utf8')).toBe('{"editor.tabSize": 2}\n');
+  });
+
   it('are made once, removed by the last lease, and never when somebody has written into them', async () => {
     const { Placeholders } = await import('../../src/activities/sandbox/placeholders');
     const placeholders = new Placeholders();

@@ -1,7 +1,9 @@
+import { randomBytes } from 'node:crypto';
+import type { Stats } from 'node:fs';
 import { link, lstat, mkdir, readdir, readFile, rename, rm, rmdir, unlink, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { isProcessAlive } from '../../client/free-port';
-import type { Placeholder } from './defaults';
+import { GIT_DIR_PROTECTED_ENTRIES, type Placeholder } from './defaults';
 
 /** A protected path that must exist while a command runs, and what to put there if it does not. */
 export interface WantedPlaceholder {
@@ -35,9 +37,12 @@ interface Held {
  *
  * A worker can be killed at any instruction, so a stand-in never sits in place unstamped: it is
  * made and stamped under a staging name beside its place (a whole tree at once, a `.git` with its
- * `hooks` and `config`) and then renamed or linked into place; it leaves by being renamed to a
- * staging name first. What a killed worker leaves is then either a whole stamped stand-in (known
- * again, as above) or a staging entry, which the next command there sweeps away.
+ * `hooks` and `config`) and then renamed or linked into place; a folder with stand-ins in it
+ * leaves by being renamed to a staging name first. What a killed worker leaves is then a whole
+ * stamped stand-in (known again, as above) or a staging entry, which the next command there
+ * sweeps away. One window stays: a stand-in folder another command holds is stamped again after
+ * each change inside it, and a kill in between leaves it unstamped; the journal names it, and
+ * `releaseLeftovers` takes a folder it names back as long as it holds nothing but stand-ins.
  */
 export class Placeholders {
   private readonly held = new Map<string, Held>();
@@ -67,6 +72,7 @@ export class Placeholders {
     wanted: readonly WantedPlaceholder[],
     present: readonly string[],
   ): Promise<PlaceholderLease> {
+    const changes = new Changes();
     const paths: string[] = [];
     for (const target of present) {
       if (wanted.some((item) => item.path === target)) continue;
@@ -75,7 +81,7 @@ export class Placeholders {
         held.count++;
         paths.push(target);
       } else {
-        await sweepAround(target);
+        await sweepAround(target, changes);
         if (await this.adoptLeftover(target)) paths.push(target);
       }
     }
@@ -89,27 +95,17 @@ export class Placeholders {
         fresh.push(item);
       }
     }
-    // Parents first (a `.git` before its `.git/hooks`); then the folders are stamped again, deepest
-    // first, since making an entry in a folder changes the folder's mtime.
+    // Parents first: a missing `.git` is made whole, with the wanted `.git/hooks` in it.
     const ordered = [...fresh].sort((a, b) => depth(a.path) - depth(b.path));
     const done = new Set<string>();
     for (const item of ordered) {
       if (done.has(item.path)) continue;
       const inside = ordered.filter((other) => other.path.startsWith(item.path + path.sep));
-      const made = await this.adoptOrCreate(item, inside);
+      const made = await this.adoptOrCreate(item, inside, changes);
       for (const target of made) done.add(target);
       paths.push(...made);
-      // A stand-in made inside one another command holds (a `.git/hooks` in a `.git` made
-      // earlier) changed that folder's mtime: stamp it again, or it is never known as ours.
-      const parent = path.dirname(item.path);
-      if (made.length > 0 && this.held.get(parent)?.placeholder.type === 'directory') {
-        await utimes(parent, 0, 0).catch(() => {});
-      }
     }
-    for (const target of [...paths].sort((a, b) => depth(b) - depth(a))) {
-      const held = this.held.get(target);
-      if (held?.placeholder.type === 'directory' && held.count === 1) await utimes(target, 0, 0).catch(() => {});
-    }
+    await this.stampChanged(changes);
     let released = false;
     return {
       paths,
@@ -129,6 +125,17 @@ export class Placeholders {
   }
 
   /**
+   * Adding or removing an entry changes a folder's mtime: a changed folder that is a stand-in
+   * somebody holds (a `.git` made earlier, with a `.git/hooks` made in it now) is stamped again,
+   * deepest first, or it would never be known as one.
+   */
+  private async stampChanged(changes: Changes): Promise<void> {
+    for (const dir of [...changes.folders].sort((a, b) => depth(b) - depth(a))) {
+      if (this.held.get(dir)?.placeholder.type === 'directory') await utimes(dir, 0, 0).catch(() => {});
+    }
+  }
+
+  /**
    * A protected path found present that is a stand-in nobody here holds: one a worker made and
    * died before its journal named it (so no retry knows to remove it). Held for this command, it
    * goes when the command ends; a real path (not stamped, or written into) is left alone.
@@ -138,9 +145,9 @@ export class Placeholders {
     if (!info || Number(info.mtimeMs) !== 0) return false;
     let placeholder: Placeholder;
     if (info.isDirectory()) placeholder = { type: 'directory' };
-    else if (info.isFile() && info.size <= 1024) {
+    else if (info.isFile() && info.size <= MAX_FILE_BYTES) {
       const content = await readFile(target, 'utf8').catch(() => undefined);
-      if (content === undefined) return false;
+      if (content === undefined || !STAND_IN_CONTENTS.has(content)) return false;
       placeholder = { type: 'file', content };
     } else return false;
     if (!(await isOurs(target, placeholder, info))) return false;
@@ -153,9 +160,13 @@ export class Placeholders {
    * `inside` it when it is a folder (they cannot exist while it does not): built and stamped under
    * a staging name, then put in place in one step. Returns the paths now held.
    */
-  private async adoptOrCreate(item: WantedPlaceholder, inside: readonly WantedPlaceholder[]): Promise<string[]> {
+  private async adoptOrCreate(
+    item: WantedPlaceholder,
+    inside: readonly WantedPlaceholder[],
+    changes: Changes,
+  ): Promise<string[]> {
     const { path: target, placeholder } = item;
-    await sweepAround(target);
+    await sweepAround(target, changes);
     const before = await lstat(target).catch(() => undefined);
     if (before) {
       if (!(await isOurs(target, placeholder, before))) return [];
@@ -163,27 +174,26 @@ export class Placeholders {
       return [target];
     }
     const tree = placeholder.type === 'directory' ? [item, ...inside] : [item];
-    const stage = stagingName(path.dirname(target));
+    const parent = path.dirname(target);
+    let stage: string | undefined;
     try {
-      await buildStaged(stage, target, tree);
+      stage = await buildStaged(parent, target, tree);
+      changes.folders.add(parent);
       if (placeholder.type === 'directory') {
-        // rename() would replace an empty folder made meanwhile; a folder is a folder, but say no
-        // to anything else that appeared.
+        // rename() would put it over an empty folder made meanwhile: say no to anything there.
         if (await lstat(target).catch(() => undefined)) throw new Error('appeared meanwhile');
         await rename(stage, target);
       } else {
-        // link() refuses an existing target, so nobody's file is ever replaced.
-        await link(stage, target);
-        await unlink(stage);
+        await putFile(stage, target, placeholder.content);
       }
     } catch {
       // Not creatable by the worker (a read-only folder, a parent that is a file, a race with
       // someone who made it first): then the sandbox, which runs as the same user with less
       // power, cannot create it either, or it exists now and is mounted as it is.
-      await rm(stage, { recursive: true, force: true }).catch(() => {});
+      if (stage) await rm(stage, { recursive: true, force: true }).catch(() => {});
       return [];
     } finally {
-      staging.delete(stage);
+      if (stage) staging.delete(stage);
     }
     const made: string[] = [];
     for (const { path: each, placeholder: kind } of tree) {
@@ -203,58 +213,74 @@ export class Placeholders {
       this.held.delete(target);
       done.push([target, held]);
     }
+    const changes = new Changes();
     await removeStandIns(
       done.map(([target, held]) => ({ target, held })),
       (target) => this.held.has(target),
+      changes,
     );
+    await this.stampChanged(changes);
   }
 
   /**
    * Remove what a command whose worker died left of the placeholders made for it (`paths`, from
    * its journal record), once the command has ended: those no command of this process holds now,
-   * and only while still exactly what a worker put there.
+   * and only while still what a worker put there. A folder it names goes even unstamped (a worker
+   * killed while it changed the folder's content), as long as it holds nothing but stand-ins.
    */
   releaseLeftovers(paths: readonly string[]): Promise<void> {
     return this.serially(async () => {
-      for (const target of paths) await sweepAround(target);
+      const changes = new Changes();
+      for (const target of paths) await sweepAround(target, changes);
       const items: Array<{ target: string; held?: Held }> = paths
         .filter((target) => !this.held.has(target))
         .map((target) => ({ target }));
-      await removeStandIns(items, (target) => this.held.has(target));
+      await removeStandIns(items, (target) => this.held.has(target), changes);
+      await this.stampChanged(changes);
     });
   }
+}
+
+/** The folders whose entries one operation changed, and those it already swept. */
+class Changes {
+  readonly folders = new Set<string>();
+  readonly swept = new Set<string>();
 }
 
 function depth(target: string): number {
   return target.split(path.sep).length;
 }
 
+/** Every file placeholder is a line or two of text (`.git/commondir`, `.git/config`). */
+const MAX_FILE_BYTES = 1024;
+
+/** What a file stand-in holds: nothing, or what a git directory entry's stand-in holds. */
+const STAND_IN_CONTENTS: ReadonlySet<string> = new Set([
+  '',
+  ...GIT_DIR_PROTECTED_ENTRIES.flatMap(({ placeholder }) => (placeholder.type === 'file' ? [placeholder.content] : [])),
+]);
+
 /**
- * Remove stand-ins, outermost first: a `.git` stand-in goes whole, with its `hooks` and `config`,
- * by a rename out of the way and then a delete, so a worker killed on the way leaves either the
- * whole stamped stand-in or a staging entry, never a half. One that holds a stand-in somebody
- * still holds stays. Removing an entry changes its folder's mtime, so a folder that is a stand-in
- * somebody holds is stamped again.
+ * Remove stand-ins, outermost first. A folder holding stand-ins goes whole (a `.git` stand-in with
+ * its `hooks` and `config`): renamed out of the way, then deleted, so a worker killed on the way
+ * leaves the whole stamped stand-in or a staging entry, never a half. A folder holding something
+ * somebody still holds stays, and so does one holding anything that is not a stand-in.
  */
 async function removeStandIns(
   items: Array<{ target: string; held?: Held }>,
   heldNow: (target: string) => boolean,
+  changes: Changes,
 ): Promise<void> {
   const removed: string[] = [];
-  const within = (target: string, dir: string) => target.startsWith(dir + path.sep);
-  const kept = new Set(items.map((item) => item.target));
   for (const { target, held } of [...items].sort((a, b) => depth(a.target) - depth(b.target))) {
-    if (removed.some((dir) => within(target, dir))) continue;
+    if (removed.some((dir) => target.startsWith(dir + path.sep))) continue;
     const info = await lstat(target).catch(() => undefined);
     if (!info) continue;
     const ours = held ? await stillOurs(target, held, info) : await isLeftover(target, info);
     if (!ours || (info.isDirectory() && (await holdsHeld(target, heldNow)))) continue;
     if (!(await removeEntry(target, info))) continue;
     removed.push(target);
-    kept.delete(target);
-    const parent = path.dirname(target);
-    // The parent is a stand-in too (of this removal, or one another command still holds).
-    if (kept.has(parent) || heldNow(parent)) await utimes(parent, 0, 0).catch(() => {});
+    changes.folders.add(path.dirname(target));
   }
 }
 
@@ -268,8 +294,8 @@ async function holdsHeld(dir: string, heldNow: (target: string) => boolean): Pro
   return false;
 }
 
-/** Take one stand-in away: a folder with entries is renamed aside first, then deleted. */
-async function removeEntry(target: string, info: Awaited<ReturnType<typeof lstat>>): Promise<boolean> {
+/** Take one stand-in away: a folder with stand-ins in it is renamed aside first, then deleted. */
+async function removeEntry(target: string, info: Stats): Promise<boolean> {
   const succeeded = (step: Promise<unknown>) =>
     step.then(
       () => true,
@@ -277,112 +303,162 @@ async function removeEntry(target: string, info: Awaited<ReturnType<typeof lstat
     );
   if (!info.isDirectory()) return succeeded(unlink(target));
   if ((await readdir(target).catch(() => ['?'])).length === 0) return succeeded(rmdir(target));
-  const stage = stagingName(path.dirname(target));
+  const stage = stagingPath(path.dirname(target));
   try {
     if (!(await succeeded(rename(target, stage)))) return false;
-    await rm(stage, { recursive: true, force: true }).catch(() => {});
+    if (await looksStaged(stage, 0)) await rm(stage, { recursive: true, force: true }).catch(() => {});
     return true;
   } finally {
     staging.delete(stage);
   }
 }
 
-/** A leftover without this process's record of it: stamped, and a stamped tree or a tiny file. */
-async function isLeftover(target: string, info: Awaited<ReturnType<typeof lstat>>): Promise<boolean> {
-  if (Number(info.mtimeMs) !== 0) return false;
-  if (info.isDirectory()) return isStampedTree(target);
-  // Every file placeholder is a line or two of text (`.git/commondir`, `.git/config`).
-  return info.isFile() && info.size <= 1024;
+/**
+ * A leftover the journal names, without this process's record of it: a stamped file of a stand-in's
+ * size, or a folder holding nothing but stand-ins (stamped or not itself, see `releaseLeftovers`).
+ */
+async function isLeftover(target: string, info: Stats): Promise<boolean> {
+  if (info.isDirectory()) return holdsOnlyStandIns(target);
+  return Number(info.mtimeMs) === 0 && info.isFile() && info.size <= MAX_FILE_BYTES;
 }
 
 /** The very stand-in this process made or adopted, still exactly as it was left. */
-async function stillOurs(target: string, held: Held, now: Awaited<ReturnType<typeof lstat>>): Promise<boolean> {
+async function stillOurs(target: string, held: Held, now: Stats): Promise<boolean> {
   return now.dev === held.dev && now.ino === held.ino && isOurs(target, held.placeholder, now);
 }
 
-/** Staging names of stand-ins being made or taken away, beside their place. */
-const STAGING_PREFIX = '.durable-agent-stand-in.';
-/** The staging entries of this process in flight: never swept. */
-const staging = new Set<string>();
-let staged = 0;
+/** Still what a worker put there: stamped, and holding only stand-ins (or the placeholder's text). */
+async function isOurs(target: string, placeholder: Placeholder, info: Stats): Promise<boolean> {
+  if (Number(info.mtimeMs) !== 0) return false;
+  if (placeholder.type === 'directory') return info.isDirectory() && (await holdsOnlyStandIns(target));
+  return info.isFile() && (await readFile(target, 'utf8').catch(() => undefined)) === placeholder.content;
+}
 
-function stagingName(dir: string): string {
-  const name = path.join(dir, `${STAGING_PREFIX}${process.pid}.${++staged}`);
+/**
+ * A folder holding nothing but stamped stand-ins (a `.git` stand-in with its `.git/hooks` and
+ * `.git/config` in it) and staging entries a dead worker left: anything written into a folder
+ * changes its mtime, and a file a stand-in's content.
+ */
+async function holdsOnlyStandIns(dir: string): Promise<boolean> {
+  const entries = await readdir(dir).catch(() => undefined);
+  if (!entries) return false;
+  for (const name of entries) {
+    const child = path.join(dir, name);
+    if (name.startsWith(STAGING_PREFIX)) {
+      if (!(await isDeadStaging(child))) return false;
+      continue;
+    }
+    const info = await lstat(child).catch(() => undefined);
+    if (!info || Number(info.mtimeMs) !== 0) return false;
+    if (info.isDirectory()) {
+      if (!(await holdsOnlyStandIns(child))) return false;
+    } else if (!(await isStandInFile(child, info))) return false;
+  }
+  return true;
+}
+
+async function isStandInFile(file: string, info: Stats): Promise<boolean> {
+  if (!info.isFile() || info.size > MAX_FILE_BYTES) return false;
+  const content = await readFile(file, 'utf8').catch(() => undefined);
+  return content !== undefined && STAND_IN_CONTENTS.has(content);
+}
+
+/**
+ * Staging names of stand-ins being made or taken away, beside their place: the worker's pid (so a
+ * dead worker's are known) and a random part (so nothing put there beforehand is in the way).
+ */
+const STAGING_PREFIX = '.durable-agent-stand-in.';
+/** This process's staging entries in flight: never swept. */
+const staging = new Set<string>();
+
+function stagingPath(dir: string): string {
+  const name = path.join(dir, `${STAGING_PREFIX}${process.pid}.${randomBytes(6).toString('hex')}`);
   staging.add(name);
   return name;
 }
 
 /**
- * Make `tree` (a stand-in, and the stand-ins inside it when it is a folder) at `stage`, where
- * `root` would go, and stamp every entry, innermost first (adding an entry changes a folder's
- * mtime; stamping one does not).
+ * Make `tree` (a stand-in, and the stand-ins inside it when it is a folder) under a fresh staging
+ * name in `dir`, where `root` is to go, and stamp every entry, innermost first (adding an entry
+ * changes a folder's mtime; stamping one does not). Returns the staging path.
  */
-async function buildStaged(stage: string, root: string, tree: readonly WantedPlaceholder[]): Promise<void> {
-  const at = (target: string) => path.join(stage, path.relative(root, target));
-  for (const { path: target, placeholder } of [...tree].sort((a, b) => depth(a.path) - depth(b.path))) {
-    if (placeholder.type === 'directory') await mkdir(at(target));
-    else await writeFile(at(target), placeholder.content, { flag: 'wx' });
+async function buildStaged(dir: string, root: string, tree: readonly WantedPlaceholder[]): Promise<string> {
+  const [top, ...rest] = [...tree].sort((a, b) => depth(a.path) - depth(b.path));
+  if (!top) throw new Error('nothing to make');
+  const make = ({ placeholder }: WantedPlaceholder, at: string) =>
+    placeholder.type === 'directory' ? mkdir(at) : writeFile(at, placeholder.content, { flag: 'wx' });
+  let stage: string | undefined;
+  for (let attempt = 1; !stage; attempt++) {
+    const candidate = stagingPath(dir);
+    try {
+      await make(top, candidate);
+      stage = candidate;
+    } catch (error) {
+      staging.delete(candidate);
+      // Somebody's entry under that name: another name, never theirs.
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt >= 5) throw error;
+    }
   }
+  const at = (target: string) => path.join(stage, path.relative(root, target));
+  for (const item of rest) await make(item, at(item.path));
   for (const { path: target } of [...tree].sort((a, b) => depth(b.path) - depth(a.path))) {
     await utimes(at(target), 0, 0);
   }
+  return stage;
+}
+
+/**
+ * Put a staged, stamped file at `target`: a hard link, which refuses an existing target, so
+ * nobody's file is ever replaced. Where the filesystem has no hard links, the file is written in
+ * place and stamped, as before staging.
+ */
+async function putFile(stage: string, target: string, content: string): Promise<void> {
+  try {
+    await link(stage, target);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw error;
+    await writeFile(target, content, { flag: 'wx' });
+    await utimes(target, 0, 0);
+  }
+  await unlink(stage).catch(() => {});
 }
 
 /**
  * Remove the staging entries a killed worker left beside `target` and inside it: those of a
- * process that is gone, or of this one from before and not in flight now. Only what a stand-in
- * could be goes (folders and small files, a few of them); anything else that bears the name is
- * left alone.
+ * process that is gone, or of this one and not in flight. Only what a stand-in could be goes;
+ * anything else that bears the name is left alone.
  */
-async function sweepAround(target: string): Promise<void> {
+async function sweepAround(target: string, changes: Changes): Promise<void> {
   for (const dir of [path.dirname(target), target]) {
+    if (changes.swept.has(dir)) continue;
+    changes.swept.add(dir);
     const names = await readdir(dir).catch(() => [] as string[]);
     for (const name of names) {
       if (!name.startsWith(STAGING_PREFIX)) continue;
       const entry = path.join(dir, name);
-      if (staging.has(entry)) continue;
-      const pid = Number(name.slice(STAGING_PREFIX.length).split('.')[0]);
-      if (pid !== process.pid && Number.isSafeInteger(pid) && pid > 0 && isProcessAlive(pid)) continue;
-      if (await looksStaged(entry, 0)) await rm(entry, { recursive: true, force: true }).catch(() => {});
+      if (!(await isDeadStaging(entry))) continue;
+      await rm(entry, { recursive: true, force: true }).catch(() => {});
+      changes.folders.add(dir);
     }
   }
 }
 
+/** A staging entry no live process is working on, shaped as a stand-in (being) made. */
+async function isDeadStaging(entry: string): Promise<boolean> {
+  if (staging.has(entry)) return false;
+  const pid = Number(path.basename(entry).slice(STAGING_PREFIX.length).split('.')[0]);
+  if (pid !== process.pid && Number.isSafeInteger(pid) && pid > 0 && isProcessAlive(pid)) return false;
+  return looksStaged(entry, 0);
+}
+
+/** Folders and stand-in files (stamped or not yet), a few, not deep: what staging ever holds. */
 async function looksStaged(entry: string, level: number): Promise<boolean> {
   const info = await lstat(entry).catch(() => undefined);
   if (!info) return false;
-  if (info.isFile()) return info.size <= 1024;
-  if (!info.isDirectory() || level > 3) return false;
+  if (!info.isDirectory()) return isStandInFile(entry, info);
+  if (level > 3) return false;
   const names = await readdir(entry).catch(() => undefined);
   if (!names || names.length > 16) return false;
   for (const name of names) if (!(await looksStaged(path.join(entry, name), level + 1))) return false;
-  return true;
-}
-
-/** Still exactly what a worker put there: stamped, and empty (or holding the placeholder's text). */
-async function isOurs(
-  target: string,
-  placeholder: Placeholder,
-  info: Awaited<ReturnType<typeof lstat>>,
-): Promise<boolean> {
-  if (Number(info.mtimeMs) !== 0) return false;
-  if (placeholder.type === 'directory') return info.isDirectory() && (await isStampedTree(target));
-  return info.isFile() && (await readFile(target, 'utf8').catch(() => undefined)) === placeholder.content;
-}
-
-/**
- * A stamped folder holding nothing but stamped placeholders (a `.git` stand-in with its
- * `.git/hooks` and `.git/config` in it): a worker's, since anything written into a folder changes
- * its mtime.
- */
-async function isStampedTree(dir: string): Promise<boolean> {
-  const entries = await readdir(dir, { withFileTypes: true }).catch(() => undefined);
-  if (!entries) return false;
-  for (const entry of entries) {
-    const child = path.join(dir, entry.name);
-    const info = await lstat(child).catch(() => undefined);
-    if (!info || Number(info.mtimeMs) !== 0) return false;
-    if (info.isDirectory() ? !(await isStampedTree(child)) : !info.isFile() || info.size > 1024) return false;
-  }
   return true;
 }
