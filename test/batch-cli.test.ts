@@ -122,6 +122,19 @@ describe('durable-agent batch (CLI, worker and dev server in processes of their 
     expect(JSON.parse(results[0]!)).toMatchObject({ task: 't1', job: 'nightly/t1', outcome: 'completed' });
     const transcript = fs.readFileSync(path.join(out, 'transcripts', 't1.jsonl'), 'utf8');
     expect(transcript).toContain('[chaos:cli-batch-t1]');
+    // The same batch again into its own export: written over.
+    expect((await runCli(['batch', 'export', 'nightly', '--output', out], cliEnv)).code).toBe(0);
+    // A folder holding somebody's files, or a file: refused, nothing written or mixed in.
+    const busy = tempDir('busy-folder');
+    fs.writeFileSync(path.join(busy, 'notes.txt'), 'mine\n');
+    const intoBusy = await runCli(['batch', 'export', 'nightly', '--output', busy], cliEnv);
+    expect(intoBusy.code).toBe(1);
+    expect(intoBusy.stderr).toContain(`--output ${busy} already holds files that are not an export of batch nightly`);
+    expect(fs.readdirSync(busy)).toEqual(['notes.txt']);
+    const intoFile = await runCli(['batch', 'export', 'nightly', '--output', path.join(busy, 'notes.txt')], cliEnv);
+    expect(intoFile.code).toBe(1);
+    expect(intoFile.stderr).toContain('is a file, not a folder: name a new or empty folder with --output');
+    expect(intoFile.stderr).not.toMatch(/\n\s+at /);
 
     const calls = batch.router.calls.length;
     const rerun = await runCli(args(), cliEnv);
@@ -142,6 +155,43 @@ describe('durable-agent batch (CLI, worker and dev server in processes of their 
     const job = await runCli(['batch', 'status', 'nightly/t1'], cliEnv);
     expect(job.code).toBe(1);
     expect(job.stderr).toContain('nightly/t1 is a job, not a batch');
+    // Nor is a typo.
+    const unknown = await runCli(['batch', 'status', 'nightyl'], cliEnv);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('no batch "nightyl" here');
+  });
+
+  test('a batch no worker runs (a task queue nobody polls): status and the follower say what to start; Ctrl-C leaves it running', async () => {
+    const lonely = uniqueTaskQueue('nobody-polls');
+    const file = path.join(tempDir('lonely-tasks'), 'lonely.jsonl');
+    fs.writeFileSync(file, JSON.stringify({ id: 'x1', prompt: 'Never runs', workspace: dir }) + '\n');
+    const follower = startCli(['batch', file, '--task-queue', lonely], cliEnv);
+    try {
+      await waitFor(
+        async () => (follower.output().includes('no worker has answered batch lonely') ? true : undefined),
+        60_000,
+        'the follower to say no worker answers',
+      );
+      expect(follower.output()).toContain(
+        `start one for task queue ${lonely} with \`durable-agent worker --task-queue ${lonely}\``,
+      );
+      const status = await runCli(['batch', 'status', 'lonely'], cliEnv);
+      expect(status.stderr).toContain(`batch lonely is running, but no worker has answered batch lonely for 15 s`);
+      expect(status.stderr).toContain(`durable-agent worker --task-queue ${lonely}`);
+      follower.child.kill('SIGINT');
+      const ended = await follower.done;
+      expect(ended.code).toBe(130);
+      expect(ended.stderr).toContain(
+        'stopped following; batch lonely goes on running: `durable-agent batch status lonely`',
+      );
+      expect((await env.client.workflow.getHandle('lonely').describe()).status.name).toBe('RUNNING');
+    } finally {
+      follower.child.kill('SIGKILL');
+      await env.client.workflow
+        .getHandle('lonely')
+        .terminate('test over')
+        .catch(() => undefined);
+    }
   });
 
   test('a batch budget: no task starts once it is spent, the running ones stop at their next call, exit status 4', async () => {
@@ -248,6 +298,52 @@ describe('durable-agent batch (CLI, worker and dev server in processes of their 
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('no-such-batch');
     expect(unknown.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  test('on the embedded default, a background worker killed mid-batch is started again by the follower; every task once', async () => {
+    const workspace = makeWorkspace({});
+    const small = await scriptedBatch(workspace, 3, { prefix: 'embedded-restart', toolSeconds: 2 });
+    const embeddedHome = tempDir('batch-embedded');
+    const file = path.join(tempDir('embedded-tasks'), 'overnight.jsonl');
+    fs.writeFileSync(
+      file,
+      small.tasks.map((task) => JSON.stringify({ id: task.id, prompt: task.input.prompt, workspace })).join('\n') +
+        '\n',
+    );
+    const embedded: NodeJS.ProcessEnv = {
+      ...process.env,
+      DURABLE_AGENT_HOME: embeddedHome,
+      ANTHROPIC_API_KEY: 'test-key',
+      ANTHROPIC_BASE_URL: small.router.url,
+    };
+    delete embedded.TEMPORAL_ADDRESS;
+    delete embedded.DURABLE_AGENT_TASK_QUEUE;
+    const follower = startCli(
+      ['batch', file, '--concurrency', '1', '--permission-mode', 'bypassPermissions'],
+      embedded,
+    );
+    try {
+      await waitFor(
+        async () => (effectLines(small.effects).length >= 1 ? true : undefined),
+        120_000,
+        'the first tool call',
+      ).catch((error: Error) => {
+        throw new Error(`${error.message}\nCLI: ${follower.output()}`);
+      });
+      const { pid } = JSON.parse(fs.readFileSync(path.join(embeddedHome, 'embedded-worker.json'), 'utf8')) as {
+        pid: number;
+      };
+      process.kill(pid, 'SIGKILL');
+      const result = await follower.done;
+      expect(result.stderr).toContain('the background worker had stopped: started it again (pid ');
+      expect(result.stderr).toContain('a worker answers batch overnight again');
+      expect(result.code).toBe(0);
+      expect(effectLines(small.effects)).toEqual(['t1 0', 't2 0', 't3 0']);
+    } finally {
+      follower.child.kill('SIGKILL');
+      await runCli(['stop'], embedded);
+      await small.close();
+    }
   });
 
   test('on the embedded default without model credentials a batch is refused at once, not left waiting all night', async () => {

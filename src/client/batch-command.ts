@@ -12,12 +12,13 @@ import {
   followBatch,
   formatBatchSummary,
   formatRows,
+  noWorkerAdvice,
   startBatch,
   taskRows,
 } from './batch';
 import { readBatchTasks } from './batch-tasks';
 import { withClient } from './connect';
-import { refuseWithoutCredentials } from './embedded';
+import { ensureEmbeddedServer, ensureEmbeddedWorker, refuseWithoutCredentials } from './embedded';
 import type { Connected } from './connect';
 import { chosenFormat, parseOutputFormat } from './output-format';
 import type { OutputFormat } from './output-format';
@@ -110,7 +111,7 @@ export function addBatchCommands(program: Command): void {
         { ...taskFlags, ...(taskMaxBudgetUsd !== undefined ? { maxBudgetUsd: taskMaxBudgetUsd } : {}) },
         process.env,
       );
-      await withClient(true, async ({ client, description }) => {
+      await withClient(true, async ({ client, description, embedded }) => {
         const started = await startBatch(
           client,
           batchId,
@@ -133,9 +134,25 @@ export function addBatchCommands(program: Command): void {
           process.stdout.write(`${batchId}\n`);
           return;
         }
-        const terminal = await followBatch(started.handle, format === 'text' ? say : () => undefined);
-        await printBatch(client, batchId, { ended: true, terminal }, format);
-        process.exitCode = batchExitCode(terminal);
+        // Ctrl-C stops following, not the batch: say so, and how to see it or stop it.
+        const onInterrupt = () => {
+          say(
+            `\nstopped following; batch ${batchId} goes on running: \`durable-agent batch status ${batchId}\` shows it, ` +
+              `\`durable-agent batch abort ${batchId}\` stops it`,
+          );
+          process.exit(130);
+        };
+        process.once('SIGINT', onInterrupt);
+        try {
+          const terminal = await followBatch(started.handle, format === 'text' ? say : () => undefined, {
+            warn: say,
+            ...(embedded ? { noAnswer: (taskQueue: string) => restartEmbeddedWorker(batchId, taskQueue) } : {}),
+          });
+          await printBatch(client, batchId, { ended: true, terminal }, format);
+          process.exitCode = batchExitCode(terminal);
+        } finally {
+          process.off('SIGINT', onInterrupt);
+        }
       });
     });
 
@@ -176,6 +193,20 @@ export function addBatchCommands(program: Command): void {
         for (const line of skipped) say(`· no transcript for ${line}`);
       });
     });
+}
+
+/**
+ * The embedded server's background worker runs the default task queue: when a batch there gets
+ * no answer because that worker died (killed, out of memory), the follower starts it again, as
+ * running the command again would; anything else gets the advice of what to start.
+ */
+async function restartEmbeddedWorker(batchId: string, taskQueue: string): Promise<string> {
+  if (taskQueue !== (process.env.DURABLE_AGENT_TASK_QUEUE || DEFAULT_TASK_QUEUE))
+    return noWorkerAdvice(batchId, taskQueue);
+  const worker = await ensureEmbeddedWorker(await ensureEmbeddedServer());
+  return worker.started
+    ? `the background worker had stopped: started it again (pid ${worker.pid}); batch ${batchId} goes on`
+    : noWorkerAdvice(batchId, taskQueue);
 }
 
 async function printBatch(

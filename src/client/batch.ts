@@ -170,7 +170,16 @@ export async function batchTasks(client: Client, batchId: string, env: NodeJS.Pr
 
 /** Refuse an id that names a job (or anything else) rather than a batch; the batch's status. */
 async function requireBatch(client: Client, id: string): Promise<string> {
-  const { type, status } = await client.workflow.getHandle(id).describe();
+  const { type, status } = await client.workflow
+    .getHandle(id)
+    .describe()
+    .catch((error: unknown) => {
+      if (!(error instanceof WorkflowNotFoundError)) throw error;
+      throw new InvalidArgumentError(
+        `no batch "${id}" here: a batch's id is its --batch-id, or its tasks file's name without .jsonl ` +
+          '(`durable-agent ls` lists batches and jobs; one closed longer ago than the retention is gone).',
+      );
+    });
   if (type !== 'agentBatch') {
     throw new InvalidArgumentError(
       `${id} is a job, not a batch: see it with \`durable-agent status ${id}\` (a batch's jobs are <batch>/<task>).`,
@@ -184,7 +193,8 @@ export async function batchState(
   client: Client,
   id: string,
 ): Promise<
-  { ended: true; terminal: BatchTerminal } | { ended: false; snapshot: BatchSnapshot | undefined; status: string }
+  | { ended: true; terminal: BatchTerminal }
+  | { ended: false; snapshot: BatchSnapshot | undefined; status: string; taskQueue?: string }
 > {
   await requireBatch(client, id);
   const handle: BatchHandle = client.workflow.getHandle(id);
@@ -192,8 +202,23 @@ export async function batchState(
   const status = description.status.name;
   if (status === 'COMPLETED') return { ended: true, terminal: await handle.result() };
   if (status !== 'RUNNING') return { ended: false, snapshot: undefined, status };
-  const snapshot = await handle.query(batchSnapshotQuery).catch(() => undefined);
-  return { ended: false, snapshot, status };
+  // A deadline on the call itself: with no worker, a query waits as long as the server lets it.
+  const snapshot = await client
+    .withDeadline(Date.now() + NO_WORKER_MS, () => handle.query(batchSnapshotQuery))
+    .catch(() => undefined);
+  return { ended: false, snapshot, status, taskQueue: description.taskQueue };
+}
+
+/** How long a batch's query may go unanswered before the user is told no worker runs it. */
+export const NO_WORKER_MS = 15_000;
+
+/** What to tell a user whose batch no worker answers for: where its tasks wait, and what to start. */
+export function noWorkerAdvice(batchId: string, taskQueue: string): string {
+  return (
+    `no worker has answered batch ${batchId} for ${NO_WORKER_MS / 1000} s, so its tasks wait: start one for task queue ` +
+    `${taskQueue} with \`durable-agent worker --task-queue ${taskQueue}\` (on the embedded server, running ` +
+    `\`durable-agent batch\` again starts its background worker)`
+  );
 }
 
 /**
@@ -303,7 +328,11 @@ export function formatBatchSummary(batchId: string, state: Awaited<ReturnType<ty
         ` · ${formatDuration(t.durationMs)}`,
     ].join('\n');
   }
-  if (!state.snapshot) return `batch ${batchId} is ${state.status.toLowerCase()}`;
+  if (!state.snapshot) {
+    return state.status === 'RUNNING' && state.taskQueue
+      ? `batch ${batchId} is running, but ${noWorkerAdvice(batchId, state.taskQueue)}`
+      : `batch ${batchId} is ${state.status.toLowerCase()}`;
+  }
   const s = state.snapshot;
   const endedCount = Object.values(s.totals.outcomes).reduce((sum, count) => sum + count, 0);
   return (
@@ -313,13 +342,20 @@ export function formatBatchSummary(batchId: string, state: Awaited<ReturnType<ty
   );
 }
 
-/** Follow a batch until it ends, a line each time a task ends; then its Terminal. */
+/**
+ * Follow a batch until it ends, a line each time a task ends; then its Terminal. When no worker
+ * answers for `NO_WORKER_MS`, `noAnswer` is asked what to say (and may start one); once one
+ * answers again, the user hears that too.
+ */
 export async function followBatch(
   handle: BatchHandle,
   say: (line: string) => void,
-  pollMs = 1_000,
+  options: { pollMs?: number; warn?: (line: string) => void; noAnswer?: (taskQueue: string) => Promise<string> } = {},
 ): Promise<BatchTerminal> {
+  const pollMs = options.pollMs ?? 1_000;
   let last = '';
+  let lastAnswer = Date.now();
+  let silent = false;
   const result = handle.result();
   let done = false;
   // Settled either way; `finally` would make a second promise whose rejection nothing handles.
@@ -328,11 +364,24 @@ export async function followBatch(
   };
   result.then(settled, settled);
   while (!done) {
-    const snapshot = await handle.query(batchSnapshotQuery).catch(() => undefined);
+    const snapshot = await handle.client
+      .withDeadline(Date.now() + NO_WORKER_MS, () => handle.query(batchSnapshotQuery))
+      .catch(() => undefined);
     if (snapshot) {
+      lastAnswer = Date.now();
+      if (silent) (options.warn ?? say)(`· a worker answers batch ${handle.workflowId} again`);
+      silent = false;
       const line = formatBatchSummary(handle.workflowId, { ended: false, snapshot, status: 'RUNNING' });
       if (line !== last) say(line);
       last = line;
+    } else if (!done && !silent && Date.now() - lastAnswer >= NO_WORKER_MS) {
+      silent = true;
+      const taskQueue = await handle
+        .describe()
+        .then((description) => description.taskQueue)
+        .catch(() => '(unknown)');
+      const advice = noWorkerAdvice(handle.workflowId, taskQueue);
+      (options.warn ?? say)(`· ${options.noAnswer ? await options.noAnswer(taskQueue).catch(() => advice) : advice}`);
     }
     await Promise.race([sleep(pollMs), result.catch(() => undefined)]);
   }
@@ -361,7 +410,7 @@ export async function exportBatch(
 ): Promise<{ transcripts: number; rows: TaskRow[]; skipped: string[] }> {
   const tasks = await batchTasks(client, batchId, env);
   const rows = await taskRows(client, batchId, tasks);
-  fs.mkdirSync(path.join(dir, 'transcripts'), { recursive: true });
+  prepareExportFolder(dir, batchId);
   let transcripts = 0;
   const skipped: string[] = [];
   for (const row of rows) {
@@ -379,4 +428,52 @@ export async function exportBatch(
   }
   fs.writeFileSync(path.join(dir, 'results.jsonl'), rows.map((row) => JSON.stringify(row)).join('\n') + '\n');
   return { transcripts, rows, skipped };
+}
+
+/**
+ * The export's folder, made if missing: a new or empty one, or an earlier export of this batch
+ * (written over, task by task). Anything else is refused, so no file of somebody's is overwritten
+ * and no other batch's transcripts end up mixed in.
+ */
+function prepareExportFolder(dir: string, batchId: string): void {
+  const choose = `name a new or empty folder with --output (the default is ./${batchId}-export)`;
+  const info = fs.statSync(dir, { throwIfNoEntry: false });
+  if (info && !info.isDirectory())
+    throw new InvalidArgumentError(`--output ${dir} is a file, not a folder: ${choose}.`);
+  if (info && fs.readdirSync(dir).length > 0 && !isExportOf(dir, batchId)) {
+    throw new InvalidArgumentError(
+      `--output ${dir} already holds files that are not an export of batch ${batchId}, which would be overwritten ` +
+        `or mixed in: ${choose}.`,
+    );
+  }
+  // One level at a time: a recursive mkdir can loop forever under /proc.
+  const missing: string[] = [];
+  for (let at = path.resolve(dir, 'transcripts'); !fs.existsSync(at); at = path.dirname(at)) missing.unshift(at);
+  for (const folder of missing) {
+    try {
+      fs.mkdirSync(folder);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? '';
+      const why =
+        code === 'EACCES' || code === 'EPERM' || code === 'EROFS'
+          ? 'no permission to write there'
+          : code === 'ENOTDIR'
+            ? 'a part of that path is a file'
+            : code === 'ENOENT'
+              ? 'that place cannot hold folders'
+              : (error as Error).message;
+      throw new InvalidArgumentError(`could not make the export folder ${folder} (${why}): ${choose}.`);
+    }
+  }
+}
+
+/** An earlier `batch export` of this batch: its results.jsonl names this batch's jobs. */
+function isExportOf(dir: string, batchId: string): boolean {
+  try {
+    const first = fs.readFileSync(path.join(dir, 'results.jsonl'), 'utf8').split('\n')[0] ?? '';
+    const row = JSON.parse(first) as Partial<TaskRow>;
+    return typeof row.job === 'string' && row.job.startsWith(`${batchId}/`);
+  } catch {
+    return false;
+  }
 }
