@@ -281,18 +281,23 @@ describe('durable-agent batch (CLI, worker and dev server in processes of their 
         '{"id":"b/c","prompt":"x","workspace":"repo"}',
         '{"id":"d","prompt":"x"}',
         '{"id":"f","prompt":"x","workspace":"repo","maxTurns":0}',
+        '{"id":"g","workspace":"repo"}',
         '',
       ].join('\n'),
     );
     const result = await runCli(['batch', bad, '--task-queue', taskQueue], cliEnv);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('the tasks file');
-    expect(result.stderr).toContain('has 5 problems; nothing was started');
+    expect(result.stderr).toContain('has 6 problems; nothing was started');
     expect(result.stderr).toContain('bad.jsonl:2: task id "a" is also on line 1');
     expect(result.stderr).toContain('bad.jsonl:3: not JSON');
     expect(result.stderr).toContain('bad.jsonl:4: "id"');
     expect(result.stderr).toContain('bad.jsonl:5: give either "workspace"');
     expect(result.stderr).toContain('bad.jsonl:6: "maxTurns"');
+    expect(result.stderr).toContain('bad.jsonl:7: "prompt" is missing');
+    const long = await runCli(['batch', tasksFile, '--batch-id', 'a'.repeat(150), '--task-queue', taskQueue], cliEnv);
+    expect(long.code).toBe(1);
+    expect(long.stderr).toContain('at most 100 characters');
     expect(result.stderr).not.toMatch(/\n\s+at /);
     const unknown = await runCli(['batch', 'status', 'no-such-batch'], cliEnv);
     expect(unknown.code).toBe(1);

@@ -94,7 +94,8 @@ export function addBatchCommands(program: Command): void {
       const batchId = flags.batchId ?? defaultBatchId(file);
       if (!BATCH_ID_PATTERN.test(batchId)) {
         throw new InvalidArgumentError(
-          `batch id "${batchId}" is not usable: letters, digits, ".", "_" and "-" only, starting with a letter or digit ` +
+          `batch id "${batchId}" is not usable: letters, digits, ".", "_" and "-" only, starting with a letter or digit, ` +
+            `at most 100 characters ` +
             `(its jobs are <id>/<task>, and a task from a repo gets the folder <id>/<task>); give one with --batch-id.`,
         );
       }

@@ -72,8 +72,15 @@ export function readBatchTasks(file: string, flags: RunFlags, env: NodeJS.Proces
     }
     const parsed = taskLine.safeParse(json);
     if (!parsed.success) {
+      const given = typeof json === 'object' && json !== null ? (json as Record<string, unknown>) : {};
       const what = parsed.error.issues
-        .map((issue) => (issue.path.length ? `"${issue.path.join('.')}" ${issue.message}` : issue.message))
+        .map((issue) => {
+          if (issue.path.length === 0) return issue.message;
+          const key = issue.path.join('.');
+          // zod says "expected string, received undefined" for a key the line does not have.
+          const missing = issue.path.length === 1 && issue.code === 'invalid_type' && !(String(issue.path[0]) in given);
+          return missing ? `"${key}" is missing` : `"${key}" ${issue.message}`;
+        })
         .join('; ');
       problems.push(`${where}: ${what}`);
       continue;
