@@ -4,6 +4,7 @@ import path from 'node:path';
 import { parse } from 'yaml';
 import { loadScriptedSession } from '../src/model-server';
 import { ScriptedModelServer, tempDir } from './support/harness';
+import { exitedWithOutput } from './support/cli';
 
 const root = path.join(__dirname, '..');
 const example = path.join(root, 'examples/github-actions');
@@ -42,7 +43,7 @@ function runScript(env: NodeJS.ProcessEnv, cwd: string): Promise<{ code: number 
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('exit', (code) => resolve({ code, stderr }));
+    void exitedWithOutput(child).then((code) => resolve({ code, stderr }));
   });
 }
 

@@ -7,6 +7,7 @@ import type { SessionSnapshot } from '../src/shared/session';
 import type { Terminal } from '../src/shared/terminal';
 import { ScriptedModelServer, makeWorkspace, tempDir } from './support/harness';
 import { readCall, editCall } from './support/jobs';
+import { exitedWithOutput } from './support/cli';
 
 const root = path.join(__dirname, '..');
 
@@ -35,7 +36,7 @@ function cli(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    void exitedWithOutput(child).then((code) => resolve({ code, stdout, stderr }));
   });
 }
 

@@ -9,6 +9,7 @@ import { snapshotQuery } from '../src/workflows/definitions';
 import { ScriptedModelServer, tempDir, waitFor } from './support/harness';
 import { runCli as cli } from './support/cli';
 import type { CliResult } from './support/cli';
+import { exitedWithOutput } from './support/cli';
 
 const root = path.join(__dirname, '..');
 const cliArgs = ['-r', 'ts-node/register/transpile-only', path.join(root, 'src/client/cli.ts')];
@@ -233,7 +234,7 @@ describe('true outcomes: ls, search attributes, summaries and details on the emb
         let stderr = '';
         child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
         child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-        child.on('exit', (code) => resolve({ code, stdout, stderr }));
+        void exitedWithOutput(child).then((code) => resolve({ code, stdout, stderr }));
       });
       expect(head.stderr).toBe('');
       expect(head.stdout).toMatch(/^JOB\s+OUTCOME/);
@@ -248,7 +249,7 @@ describe('true outcomes: ls, search attributes, summaries and details on the emb
         child.stdout.destroy();
         let stderr = '';
         child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-        child.on('exit', (code) => resolve({ code, stdout: '', stderr }));
+        void exitedWithOutput(child).then((code) => resolve({ code, stdout: '', stderr }));
       });
       expect(gone.stderr).toBe('');
       expect(gone.code).toBe(0);

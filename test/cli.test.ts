@@ -4,6 +4,7 @@ import path from 'node:path';
 import { loadScriptedSession } from '../src/model-server';
 import { isProcessAlive } from '../src/client/free-port';
 import { ScriptedModelServer, tempDir } from './support/harness';
+import { exitedWithOutput } from './support/cli';
 
 const root = path.join(__dirname, '..');
 
@@ -31,7 +32,7 @@ function cli(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    void exitedWithOutput(child).then((code) => resolve({ code, stdout, stderr }));
   });
 }
 

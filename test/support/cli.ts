@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 
 const root = path.join(__dirname, '..', '..');
@@ -33,6 +34,32 @@ export function startCli(
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   child.stdin.end(stdin);
-  const done = new Promise<CliResult>((resolve) => child.on('exit', (code) => resolve({ code, stdout, stderr })));
+  const done = exitedWithOutput(child).then((code) => ({ code, stdout, stderr }));
   return { child, done, output: () => stdout + stderr };
+}
+
+/**
+ * The exit code once `child` has exited and its output has been read. 'exit' can come before the
+ * last of stdout and stderr is read (seen under load: a one-line error read as ""); 'close' waits
+ * for every holder of the pipes, a detached grandchild included, so the pipes get 2 s at most.
+ */
+export function exitedWithOutput(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => {
+    child.once('exit', (code) => {
+      const streams = [child.stdout, child.stderr].filter((stream) => stream !== null);
+      const read = streams.map(
+        (stream) =>
+          new Promise<void>((done) => {
+            if (stream.readableEnded || stream.destroyed) return done();
+            stream.once('end', done);
+            stream.once('close', done);
+          }),
+      );
+      const cap = setTimeout(() => resolve(code), 2_000);
+      void Promise.all(read).then(() => {
+        clearTimeout(cap);
+        resolve(code);
+      });
+    });
+  });
 }
