@@ -132,6 +132,12 @@ describe('workflow: batch', () => {
     const rows = await taskRows(env.client, batchId, batch.tasks);
     const rowsCost = rows.reduce((sum, row) => sum + (row.costUsd ?? 0), 0);
     expect(rowsCost).toBeCloseTo(more.costUsd, 6);
+    // And their turns: a task's row counts the turns of all its jobs, as its cost does.
+    const rowsTurns = rows.reduce((sum, row) => sum + (row.turns ?? 0), 0);
+    expect(rowsTurns).toBe(more.turns);
+    expect(rows.find((row) => row.task === 't1')?.turns).toBe(
+      first.turnCount + (await jobResult(batchId, 't1')).turnCount,
+    );
   });
 
   test('a job tells its batch what a reply cost while its tools run, so the stop comes before its next call', async () => {
@@ -270,7 +276,8 @@ describe('workflow: batch', () => {
     expect(aborted).toMatchObject({ reason: 'aborted', detail: 'enough for tonight', notStarted: 2 });
     expect(Object.keys(aborted.outcomes).every((outcome) => outcome.startsWith('aborted'))).toBe(true);
     expect(Object.values(aborted.outcomes).reduce((sum, count) => sum + count, 0)).toBe(2);
-    expect((await jobResult(batchId, 't1')).detail).toContain(`batch ${batchId} aborted`);
+    const stopped = await jobResult(batchId, 't1');
+    expect(stopped.detail).toContain(`batch ${batchId} aborted`);
 
     // The same batch again: the two stopped tasks go on from their conversation, the rest start.
     const rerun = await start({ concurrency: 2, rerun: true });
@@ -280,6 +287,10 @@ describe('workflow: batch', () => {
     expect(effectLines(batch.effects)).toEqual(['t1 0', 't2 0', 't3 0', 't4 0']);
     const continued = await jobResult(batchId, 't1');
     expect(continued).toMatchObject({ reason: 'completed', finalText: 'done t1' });
+    // t1's row counts both its jobs' turns, as its cost; the rows add up to the batch's sums.
+    const rows = await taskRows(env.client, batchId, batch.tasks);
+    expect(rows.find((row) => row.task === 't1')?.turns).toBe(stopped.turnCount + continued.turnCount);
+    expect(rows.reduce((sum, row) => sum + (row.turns ?? 0), 0)).toBe(terminal.turns);
     // A third run finds every task finished and runs nothing.
     const callsBefore = batch.router.calls.length;
     const third = (await (await start({ concurrency: 2, rerun: true })).result()) as BatchTerminal;
@@ -329,6 +340,11 @@ describe('workflow: batch', () => {
       reason: 'setup_failed',
       detail: expect.stringContaining('has no branch, tag or commit "no-such-ref"'),
     });
+    // A rerun starts the failed task again from its prompt (it never talked): nothing is continued.
+    const again = (await (
+      await start({ concurrency: 2, tasks: { inline: tasks }, rerun: true })
+    ).result()) as BatchTerminal;
+    expect(again).toMatchObject({ skipped: 1, continued: 0, outcomes: { completed: 1, setup_failed: 1 } });
   });
 
   test('prune keeps the stored task list of a running batch (and of one closed within the retention)', async () => {

@@ -9,12 +9,13 @@ import {
   BATCH_ID_PATTERN,
   emptyTotals,
   PRIOR_COST_MEMO,
+  priorWorkOf,
   summaryOf,
   TASK_ID_PATTERN,
   taskFinished,
   taskJobId,
 } from '../shared/batch';
-import type { BatchTaskSpec, EarlierRunsPage, PriorTaskRun, TaskSummary } from '../shared/batch';
+import type { BatchTaskSpec, EarlierRunsPage, PriorTaskRun, PriorWork, TaskSummary } from '../shared/batch';
 import type { Terminal } from '../shared/terminal';
 import { runCommand as run } from '../worker/spawner';
 import { mapLimited } from './map-limited';
@@ -56,9 +57,9 @@ async function priorRun(client: Client, batchId: string, id: string): Promise<Pr
   }
   const status = description.status.name;
   if (status === 'RUNNING') return { id, state: 'running' };
-  // A continued task's job carries what its earlier jobs cost: the task's cost is the sum.
+  // A continued task's job carries what its earlier jobs cost and took: the task's are the sums.
   const prior = Number(description.memo?.[PRIOR_COST_MEMO] ?? 0) || 0;
-  return ended(client, batchId, id, status, prior);
+  return ended(client, batchId, id, status, prior, priorWorkOf(description.memo));
 }
 
 async function ended(
@@ -67,6 +68,7 @@ async function ended(
   id: string,
   status: string,
   priorCostUsd: number,
+  priorWork: PriorWork,
 ): Promise<PriorTaskRun> {
   const handle = client.workflow.getHandle(taskJobId(batchId, id));
   if (status === 'COMPLETED') {
@@ -75,7 +77,12 @@ async function ended(
     return {
       id,
       state: 'ended',
-      summary: { ...summary, costUsd: summary.costUsd + priorCostUsd },
+      summary: {
+        ...summary,
+        costUsd: summary.costUsd + priorCostUsd,
+        turns: summary.turns + priorWork.turns,
+        durationMs: summary.durationMs + priorWork.durationMs,
+      },
       ...(terminal.transcriptHead
         ? { transcript: { head: terminal.transcriptHead, messageCount: terminal.messageCount } }
         : {}),
@@ -88,9 +95,9 @@ async function ended(
     summary: {
       id,
       outcome,
-      turns: 0,
+      turns: priorWork.turns,
       costUsd: priorCostUsd,
-      durationMs: 0,
+      durationMs: priorWork.durationMs,
       detail: `its job was ${status.toLowerCase()}`,
     },
   };
@@ -136,13 +143,21 @@ export async function earlierRunsPage(
       : (await loadBatchTasks(store, { ref: input.tasks.ref, from: input.from, count: input.count })).map(
           (spec) => spec.id,
         );
-  const page: EarlierRunsPage = { spentUsd: 0, finished: emptyTotals(), running: [] };
+  const page: Required<EarlierRunsPage> = {
+    spentUsd: 0,
+    spentWork: { turns: 0, durationMs: 0 },
+    finished: emptyTotals(),
+    running: [],
+  };
   for (const prior of await priorRuns(input.batchId, ids)) {
     const id = prior.id;
     if (prior.state === 'running') page.running.push(id);
     if (prior.state !== 'ended') continue;
-    if (!taskFinished(prior.summary)) page.spentUsd += prior.summary.costUsd;
-    else page.finished = { ...addSummary(page.finished, prior.summary), skipped: page.finished.skipped + 1 };
+    if (!taskFinished(prior.summary)) {
+      page.spentUsd += prior.summary.costUsd;
+      page.spentWork.turns += prior.summary.turns;
+      page.spentWork.durationMs += prior.summary.durationMs;
+    } else page.finished = { ...addSummary(page.finished, prior.summary), skipped: page.finished.skipped + 1 };
   }
   return page;
 }

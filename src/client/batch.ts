@@ -6,7 +6,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { defaultPayloadConverter, WorkflowNotFoundError } from '@temporalio/common';
 import type { Payload } from '@temporalio/common';
 import { InvalidArgumentError } from 'commander';
-import { PRIOR_COST_MEMO, taskJobId } from '../shared/batch';
+import { PRIOR_COST_MEMO, priorWorkOf, taskJobId } from '../shared/batch';
 import type { BatchInput, BatchSnapshot, BatchTaskSpec, BatchTerminal } from '../shared/batch';
 import { formatUsd } from '../shared/pricing';
 import { MAX_INLINE_RESUME_CHARS } from '../shared/session';
@@ -252,11 +252,13 @@ export async function taskRows(client: Client, batchId: string, tasks: BatchTask
         costUsd = typeof terminal.totalCostUsd === 'number' ? terminal.totalCostUsd : null;
       }
     }
-    // A continued task's job carries what its earlier jobs cost: the task's cost is the sum, as in
-    // the batch's Terminal.
+    // A continued task's job carries what its earlier jobs cost and took: the task's row has the
+    // sums, as the batch's Terminal does.
     const priorCostUsd = Number(info.memo?.[PRIOR_COST_MEMO] ?? 0) || 0;
+    const prior = priorWorkOf(info.memo);
     if (costUsd !== null) costUsd += priorCostUsd;
-    const durationMs = info.closeTime ? info.closeTime.getTime() - info.startTime.getTime() : null;
+    if (turns !== null) turns += prior.turns;
+    const durationMs = info.closeTime ? info.closeTime.getTime() - info.startTime.getTime() + prior.durationMs : null;
     jobs.set(task, {
       task,
       job: info.workflowId,

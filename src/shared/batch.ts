@@ -44,6 +44,14 @@ export interface RunningTask {
   adopted?: boolean;
   /** What the task's earlier jobs cost (a continued task): in the totals already, and in the job's memo. */
   priorCostUsd?: number;
+  /** The turns and time of the task's earlier jobs (a continued task): likewise. */
+  priorWork?: PriorWork;
+}
+
+/** The turns and time a task's earlier jobs took, which a continued task's job carries in its memo. */
+export interface PriorWork {
+  turns: number;
+  durationMs: number;
 }
 
 /** What the batch knows of one task that ended. */
@@ -158,6 +166,19 @@ export const MAX_CONCURRENCY = 1_000;
 /** The job memo field with what a task's earlier jobs cost (a continued task's). */
 export const PRIOR_COST_MEMO = 'batchPriorCostUsd';
 
+/**
+ * The job memo field with the turns and time of a task's earlier jobs (a continued task's), so a
+ * task's row counts all its jobs, as its cost does. Jobs started before it have none: zero.
+ */
+export const PRIOR_WORK_MEMO = 'batchPriorWork';
+
+/** A job's `PRIOR_WORK_MEMO`, read defensively (a memo is anybody's to write). */
+export function priorWorkOf(memo: Record<string, unknown> | undefined): PriorWork {
+  const value = memo?.[PRIOR_WORK_MEMO] as Partial<PriorWork> | undefined;
+  const count = (n: unknown) => (typeof n === 'number' && Number.isFinite(n) && n > 0 ? n : 0);
+  return { turns: count(value?.turns), durationMs: count(value?.durationMs) };
+}
+
 /** How the Terminal of a job that a batch's budget stopped begins its detail. */
 export const BATCH_BUDGET_DETAIL = 'the batch has spent its budget';
 
@@ -240,6 +261,8 @@ export function addTotals(a: BatchTotals, b: BatchTotals): BatchTotals {
 export interface EarlierRunsPage {
   /** What the ended jobs of the tasks that are not finished cost (they are continued). */
   spentUsd: number;
+  /** Their turns and time (absent from pages recorded before it was counted). */
+  spentWork?: PriorWork;
   /** The finished tasks, summed with their cost: a rerun skips them. */
   finished: BatchTotals;
   /** Tasks whose job is still running. */

@@ -23,6 +23,7 @@ import {
   emptyTotals,
   MAX_CONCURRENCY,
   PRIOR_COST_MEMO,
+  PRIOR_WORK_MEMO,
   stoppedByBatchBudget,
   summaryOf,
   taskFinished,
@@ -36,6 +37,7 @@ import type {
   BatchTerminal,
   BatchTotals,
   PriorTaskRun,
+  PriorWork,
   RunningTask,
   TaskSummary,
 } from '../shared/batch';
@@ -108,12 +110,13 @@ export async function agentBatch(input: BatchInput): Promise<BatchTerminal> {
   const ended: TaskSummary[] = [];
   const earlyCosts = new Map<string, number>();
   /** Register a task as running (the cost a report already gave included). */
-  const register = (id: string, adopted = false, priorCostUsd = 0): void => {
+  const register = (id: string, adopted = false, priorCostUsd = 0, priorWork?: PriorWork): void => {
     running.set(id, {
       id,
       costUsd: earlyCosts.get(id) ?? 0,
       ...(adopted ? { adopted } : {}),
       ...(priorCostUsd > 0 ? { priorCostUsd } : {}),
+      ...(priorWork ? { priorWork } : {}),
     });
     earlyCosts.delete(id);
   };
@@ -215,12 +218,13 @@ export async function agentBatch(input: BatchInput): Promise<BatchTerminal> {
   /**
    * Start the task's job; false when the batch stopped meanwhile (while its clone was made).
    * `priorCostUsd` is what its earlier jobs cost: its own budget is what is left of it, and the
-   * job's memo keeps the sum for the next rerun.
+   * job's memo keeps the sum for the next rerun, as it keeps their turns and time (`priorWork`).
    */
   const startJob = async (
     spec: BatchTaskSpec,
     resumeFrom?: SessionInput['resumeFrom'],
     priorCostUsd = 0,
+    priorWork?: PriorWork,
   ): Promise<boolean> => {
     const membership = { batchId, taskId: spec.id, reportCost: input.maxBudgetUsd !== undefined };
     const ownBudget = spec.input.maxBudgetUsd;
@@ -249,6 +253,11 @@ export async function agentBatch(input: BatchInput): Promise<BatchTerminal> {
       if (stop) return false;
     }
     const withAttributes = workflowInfo().typedSearchAttributes.get(OUTCOME_KEY) !== undefined;
+    const work = priorWork && patched(PRIOR_WORK_PATCH) ? priorWork : undefined;
+    const memo = {
+      ...(priorCostUsd > 0 ? { [PRIOR_COST_MEMO]: priorCostUsd } : {}),
+      ...(work ? { [PRIOR_WORK_MEMO]: work } : {}),
+    };
     try {
       const child = await startChild('agentSession', {
         workflowId: taskJobId(batchId, spec.id),
@@ -256,10 +265,10 @@ export async function agentBatch(input: BatchInput): Promise<BatchTerminal> {
         // The jobs outlive a run of the batch (continue-as-new, an abort of the batch alone).
         parentClosePolicy: ParentClosePolicy.ABANDON,
         workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-        ...(priorCostUsd > 0 ? { memo: { [PRIOR_COST_MEMO]: priorCostUsd } } : {}),
+        ...(Object.keys(memo).length > 0 ? { memo } : {}),
         ...(withAttributes ? { typedSearchAttributes: startSearchAttributes(sessionInput) } : {}),
       });
-      register(spec.id, false, priorCostUsd);
+      register(spec.id, false, priorCostUsd, work);
       childFinished(spec.id, child.result() as Promise<Terminal>);
     } catch (error) {
       if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
@@ -300,8 +309,10 @@ export async function agentBatch(input: BatchInput): Promise<BatchTerminal> {
       const resumeFrom = prior.transcript
         ? { source: `job ${taskJobId(batchId, spec.id)} (${prior.summary.outcome})`, transcript: prior.transcript }
         : undefined;
-      if (!(await startJob(spec, resumeFrom, prior.summary.costUsd))) return false;
-      totals = { ...totals, continued: totals.continued + 1 };
+      const { turns, durationMs } = prior.summary;
+      if (!(await startJob(spec, resumeFrom, prior.summary.costUsd, { turns, durationMs }))) return false;
+      // A task that never talked (its setup failed) starts again from its prompt: nothing is continued.
+      if (resumeFrom) totals = { ...totals, continued: totals.continued + 1 };
       return true;
     }
     return startJob(spec);
@@ -316,9 +327,9 @@ export async function agentBatch(input: BatchInput): Promise<BatchTerminal> {
       (runs) => {
         watching = false;
         for (const run of runs) {
-          // The job's cost includes its earlier jobs' (its memo), which the totals already have.
-          const before = running.get(run.id)?.priorCostUsd ?? 0;
-          if (run.state === 'ended') ended.push({ ...run.summary, costUsd: Math.max(0, run.summary.costUsd - before) });
+          // The job's sums include its earlier jobs' (its memo), which the totals already have.
+          const task = running.get(run.id);
+          if (run.state === 'ended') ended.push(withoutEarlier(run.summary, task));
           else if (run.state === 'none') ended.push(vanished(run.id));
         }
       },
@@ -348,7 +359,12 @@ export async function agentBatch(input: BatchInput): Promise<BatchTerminal> {
           : { ref: input.tasks.ref };
       const earlier = await storeActivities.earlierRunsPage({ batchId, tasks, from, count: PAGE_SIZE });
       totals = addTotals(totals, earlier.finished);
-      totals = { ...totals, costUsd: totals.costUsd + earlier.spentUsd };
+      totals = {
+        ...totals,
+        costUsd: totals.costUsd + earlier.spentUsd,
+        turns: totals.turns + (earlier.spentWork?.turns ?? 0),
+        durationMs: totals.durationMs + (earlier.spentWork?.durationMs ?? 0),
+      };
       finishedAhead += earlier.finished.skipped;
       for (const id of earlier.running) {
         register(id, true);
@@ -452,6 +468,23 @@ export async function agentBatch(input: BatchInput): Promise<BatchTerminal> {
  * first run; later runs carry the answer.
  */
 export const EARLIER_RUNS_UP_FRONT_PATCH = 'batch-earlier-runs-up-front';
+
+/**
+ * A continued task's job carries the turns and time of the task's earlier jobs in its memo
+ * (`PRIOR_WORK_MEMO`), as it carries their cost, so its row and the batch's sums count all its
+ * jobs. Batches recorded before it started their continued jobs with the cost alone.
+ */
+export const PRIOR_WORK_PATCH = 'batch-prior-work-memo';
+
+/** An adopted job's ended summary without what its earlier jobs took (the totals have that already). */
+function withoutEarlier(summary: TaskSummary, task: RunningTask | undefined): TaskSummary {
+  return {
+    ...summary,
+    costUsd: Math.max(0, summary.costUsd - (task?.priorCostUsd ?? 0)),
+    turns: Math.max(0, summary.turns - (task?.priorWork?.turns ?? 0)),
+    durationMs: Math.max(0, summary.durationMs - (task?.priorWork?.durationMs ?? 0)),
+  };
+}
 
 /**
  * Batches recorded before this patch counted a job that ended without a Terminal (terminated from
