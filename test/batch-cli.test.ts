@@ -119,7 +119,13 @@ describe('durable-agent batch (CLI, worker and dev server in processes of their 
     expect(fs.readdirSync(out).sort()).toEqual(['results.jsonl', 'transcripts']);
     expect(fs.readdirSync(path.join(out, 'transcripts'))).toHaveLength(20);
     const results = fs.readFileSync(path.join(out, 'results.jsonl'), 'utf8').trim().split('\n');
-    expect(JSON.parse(results[0]!)).toMatchObject({ task: 't1', job: 'nightly/t1', outcome: 'completed' });
+    expect(JSON.parse(results[0]!)).toMatchObject({
+      task: 't1',
+      job: 'nightly/t1',
+      outcome: 'completed',
+      answer: 'done t1',
+      detail: null,
+    });
     const transcript = fs.readFileSync(path.join(out, 'transcripts', 't1.jsonl'), 'utf8');
     expect(transcript).toContain('[chaos:cli-batch-t1]');
     // The same batch again into its own export: written over.
@@ -148,7 +154,10 @@ describe('durable-agent batch (CLI, worker and dev server in processes of their 
     fs.writeFileSync(other, JSON.stringify({ id: 't1', prompt: 'Something else', workspace: dir }) + '\n');
     const refused = await runCli(['batch', other, '--task-queue', taskQueue], cliEnv);
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain('batch nightly (completed) was started with other tasks: 20 differ');
+    expect(refused.stderr).toContain(
+      'batch nightly (completed) was started with other tasks; this file has 1 with another prompt or workspace ' +
+        '(t1); 19 of its tasks missing (t2, t3, t4, ...).',
+    );
     expect(refused.stderr).toContain('--batch-id <another id>');
     expect(batch.router.calls.length).toBe(calls);
     // A job's id is not a batch's.

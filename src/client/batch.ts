@@ -117,13 +117,20 @@ async function refuseOtherTasks(
 ): Promise<void> {
   const earlier = await batchTasks(client, batchId, env);
   const before = new Map(earlier.map((task) => [task.id, taskKey(task)]));
-  const differing = tasks.filter((task) => before.get(task.id) !== taskKey(task)).map((task) => task.id);
-  const dropped = earlier.filter((task) => !tasks.some((other) => other.id === task.id)).map((task) => task.id);
-  if (differing.length === 0 && dropped.length === 0) return;
-  const examples = [...differing, ...dropped].slice(0, 3).join(', ');
+  const ids = (list: BatchTaskSpec[]) => list.map((task) => task.id);
+  const changed = ids(tasks.filter((task) => before.has(task.id) && before.get(task.id) !== taskKey(task)));
+  const added = ids(tasks.filter((task) => !before.has(task.id)));
+  const dropped = ids(earlier.filter((task) => !tasks.some((other) => other.id === task.id)));
+  if (changed.length + added.length + dropped.length === 0) return;
+  const some = (list: string[]) => list.slice(0, 3).join(', ') + (list.length > 3 ? ', ...' : '');
+  const differences = [
+    changed.length > 0 ? `${changed.length} with another prompt or workspace (${some(changed)})` : '',
+    added.length > 0 ? `${added.length} it does not have (${some(added)})` : '',
+    dropped.length > 0 ? `${dropped.length} of its tasks missing (${some(dropped)})` : '',
+  ].filter((part) => part !== '');
   throw new InvalidArgumentError(
-    `batch ${batchId} (${status.toLowerCase()}) was started with other tasks: ${differing.length + dropped.length} ` +
-      `differ (${examples}); its jobs are ${batchId}/<task>, so a rerun must give the same tasks. ` +
+    `batch ${batchId} (${status.toLowerCase()}) was started with other tasks; this file has ` +
+      `${differences.join('; ')}. Its jobs are ${batchId}/<task>, so a rerun must give the same tasks. ` +
       `Start a new batch with --batch-id <another id>, or rerun the file batch ${batchId} was started from.`,
   );
 }
@@ -399,19 +406,31 @@ export async function abortBatch(client: Client, batchId: string, reason: string
   await client.workflow.getHandle(batchId).signal(abortSignal, reason);
 }
 
+/** A task's line in `results.jsonl`: its row, with its job's answer and what its Terminal said of its end. */
+export interface ExportRow extends TaskRow {
+  /** The job's final text; null when it has none (it ended without answering, or has no Terminal). */
+  answer: string | null;
+  /** The Terminal's detail (why it stopped, what failed); null when it gave none. */
+  detail: string | null;
+}
+
 /**
  * `batch export`: every task's transcript as `transcripts/<task>.jsonl` and `results.jsonl` (one
- * row per task) in `dir`. Tasks without a transcript (not started, still running, ended before talking) get
- * their row only.
+ * row per task, with its answer) in `dir`. Tasks without a transcript (not started, still running,
+ * ended before talking) get their row only.
  */
 export async function exportBatch(
   client: Client,
   batchId: string,
   dir: string,
   env: NodeJS.ProcessEnv,
-): Promise<{ transcripts: number; rows: TaskRow[]; skipped: string[] }> {
+): Promise<{ transcripts: number; rows: ExportRow[]; skipped: string[] }> {
   const tasks = await batchTasks(client, batchId, env);
-  const rows = await taskRows(client, batchId, tasks);
+  const rows: ExportRow[] = (await taskRows(client, batchId, tasks)).map((row) => ({
+    ...row,
+    answer: null,
+    detail: null,
+  }));
   prepareExportFolder(dir, batchId);
   let transcripts = 0;
   const skipped: string[] = [];
@@ -420,6 +439,13 @@ export async function exportBatch(
       skipped.push(`${row.task} (${row.outcome})`);
       continue;
     }
+    // Only a job that completed has a Terminal (one ended from outside has none).
+    const terminal = (await client.workflow
+      .getHandle(row.job)
+      .result()
+      .catch(() => undefined)) as Terminal | undefined;
+    row.answer = terminal?.finalText || null;
+    row.detail = terminal?.detail || null;
     try {
       const { text } = await exportTranscript(client, row.job, env);
       fs.writeFileSync(path.join(dir, 'transcripts', `${row.task}.jsonl`), text);
