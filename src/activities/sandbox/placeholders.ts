@@ -74,6 +74,7 @@ export class Placeholders {
   ): Promise<PlaceholderLease> {
     const changes = new Changes();
     const paths: string[] = [];
+    const leftovers: string[] = [];
     for (const target of present) {
       if (wanted.some((item) => item.path === target)) continue;
       const held = this.held.get(target);
@@ -81,8 +82,7 @@ export class Placeholders {
         held.count++;
         paths.push(target);
       } else {
-        await sweepAround(target, changes);
-        if (await this.adoptLeftover(target)) paths.push(target);
+        leftovers.push(target);
       }
     }
     const fresh: WantedPlaceholder[] = [];
@@ -95,16 +95,31 @@ export class Placeholders {
         fresh.push(item);
       }
     }
-    // Parents first: a missing `.git` is made whole, with the wanted `.git/hooks` in it.
-    const ordered = [...fresh].sort((a, b) => depth(a.path) - depth(b.path));
-    const done = new Set<string>();
-    for (const item of ordered) {
-      if (done.has(item.path)) continue;
-      const inside = ordered.filter((other) => other.path.startsWith(item.path + path.sep));
-      const made = await this.adoptOrCreate(item, inside, changes);
-      for (const target of made) done.add(target);
-      paths.push(...made);
-    }
+    // Each path's file system calls wait on the last; different paths go side by side, which
+    // takes a command with a dozen stand-ins from one round trip per call to a few in all.
+    const adopted = await Promise.all(
+      leftovers.map(async (target) => {
+        await sweepAround(target, changes);
+        return (await this.adoptLeftover(target)) ? [target] : [];
+      }),
+    );
+    const made = await Promise.all(
+      byRoot(fresh, (item) => item.path).map(async (group) => {
+        // Parents first: a missing `.git` is made whole, with the wanted `.git/hooks` in it.
+        const done = new Set<string>();
+        const held: string[] = [];
+        for (const item of group) {
+          if (done.has(item.path)) continue;
+          const inside = group.filter((other) => other.path.startsWith(item.path + path.sep));
+          for (const target of await this.adoptOrCreate(item, inside, changes)) {
+            done.add(target);
+            held.push(target);
+          }
+        }
+        return held;
+      }),
+    );
+    paths.push(...adopted.flat(), ...made.flat());
     await this.stampChanged(changes);
     let released = false;
     return {
@@ -166,8 +181,10 @@ export class Placeholders {
     changes: Changes,
   ): Promise<string[]> {
     const { path: target, placeholder } = item;
-    await sweepAround(target, changes);
-    const before = await lstat(target).catch(() => undefined);
+    // Nothing can be staged inside a path that is not there: only its folder is swept then.
+    const found = await lstat(target).catch(() => undefined);
+    await sweepAround(target, changes, found?.isDirectory() ?? false);
+    const before = found?.isDirectory() ? await lstat(target).catch(() => undefined) : found;
     if (before) {
       if (!(await isOurs(target, placeholder, before))) return [];
       this.held.set(target, { count: 1, dev: before.dev, ino: before.ino, placeholder });
@@ -271,17 +288,69 @@ async function removeStandIns(
   heldNow: (target: string) => boolean,
   changes: Changes,
 ): Promise<void> {
-  const removed: string[] = [];
-  for (const { target, held } of [...items].sort((a, b) => depth(a.target) - depth(b.target))) {
-    if (removed.some((dir) => target.startsWith(dir + path.sep))) continue;
-    const info = await lstat(target).catch(() => undefined);
-    if (!info) continue;
-    const ours = held ? await stillOurs(target, held, info) : await isLeftover(target, info);
-    if (!ours || (info.isDirectory() && (await holdsHeld(target, heldNow)))) continue;
-    if (!(await removeEntry(target, info))) continue;
-    removed.push(target);
-    changes.folders.add(path.dirname(target));
+  // Paths under different roots go side by side; under one root, outermost first.
+  await Promise.all(
+    byRoot(items, (item) => item.target).map(async (group) => {
+      const removed: string[] = [];
+      for (const { target, held } of group) {
+        if (removed.some((dir) => target.startsWith(dir + path.sep))) continue;
+        const info = await lstat(target).catch(() => undefined);
+        if (!info) continue;
+        const gone = await removeIfEmptyFolder(target, info, held);
+        if (gone !== undefined) {
+          if (gone) {
+            removed.push(target);
+            changes.folders.add(path.dirname(target));
+          }
+          continue;
+        }
+        const ours = held ? await stillOurs(target, held, info) : await isLeftover(target, info);
+        if (!ours || (info.isDirectory() && (await holdsHeld(target, heldNow)))) continue;
+        if (!(await removeEntry(target, info))) continue;
+        removed.push(target);
+        changes.folders.add(path.dirname(target));
+      }
+    }),
+  );
+}
+
+/**
+ * `items` in groups that share nothing: each holds one outermost path and the paths inside it,
+ * outermost first.
+ */
+function byRoot<T>(items: readonly T[], pathOf: (item: T) => string): T[][] {
+  const groups: T[][] = [];
+  const roots: string[] = [];
+  for (const item of [...items].sort((a, b) => depth(pathOf(a)) - depth(pathOf(b)))) {
+    const at = roots.findIndex((root) => pathOf(item) === root || pathOf(item).startsWith(root + path.sep));
+    if (at >= 0) groups[at]!.push(item);
+    else {
+      roots.push(pathOf(item));
+      groups.push([item]);
+    }
   }
+  return groups;
+}
+
+/**
+ * The common case in one look: a stand-in folder that is still empty (nothing held, nothing
+ * written in it) is removed at once. Whether it went; undefined when it is not such a folder (a
+ * file, another inode, written into), for the whole check to decide.
+ */
+async function removeIfEmptyFolder(target: string, info: Stats, held: Held | undefined): Promise<boolean | undefined> {
+  if (!info.isDirectory()) return undefined;
+  if (held && (held.placeholder.type !== 'directory' || !sameStandIn(held, info))) return undefined;
+  const names = await readdir(target).catch(() => undefined);
+  if (names === undefined || names.length > 0) return undefined;
+  // Something made in it meanwhile makes rmdir fail: then it stays.
+  return rmdir(target).then(
+    () => true,
+    () => false,
+  );
+}
+
+function sameStandIn(held: Held, now: Stats): boolean {
+  return now.dev === held.dev && now.ino === held.ino && Number(now.mtimeMs) === 0;
 }
 
 /** Whether a stand-in somebody still holds lies inside `dir`. */
@@ -324,14 +393,17 @@ async function isLeftover(target: string, info: Stats): Promise<boolean> {
 
 /** The very stand-in this process made or adopted, still exactly as it was left. */
 async function stillOurs(target: string, held: Held, now: Stats): Promise<boolean> {
-  return now.dev === held.dev && now.ino === held.ino && isOurs(target, held.placeholder, now);
+  return sameStandIn(held, now) && isOurs(target, held.placeholder, now);
 }
 
 /** Still what a worker put there: stamped, and holding only stand-ins (or the placeholder's text). */
 async function isOurs(target: string, placeholder: Placeholder, info: Stats): Promise<boolean> {
   if (Number(info.mtimeMs) !== 0) return false;
   if (placeholder.type === 'directory') return info.isDirectory() && (await holdsOnlyStandIns(target));
-  return info.isFile() && (await readFile(target, 'utf8').catch(() => undefined)) === placeholder.content;
+  if (!info.isFile()) return false;
+  // An empty stand-in with nothing in it needs no read (most are: `.bashrc`, `.mcp.json`, ...).
+  if (placeholder.content === '') return info.size === 0;
+  return (await readFile(target, 'utf8').catch(() => undefined)) === placeholder.content;
 }
 
 /**
@@ -428,8 +500,8 @@ async function putFile(stage: string, target: string, content: string): Promise<
  * process that is gone, or of this one and not in flight. Only what a stand-in could be goes;
  * anything else that bears the name is left alone.
  */
-async function sweepAround(target: string, changes: Changes): Promise<void> {
-  for (const dir of [path.dirname(target), target]) {
+async function sweepAround(target: string, changes: Changes, inside = true): Promise<void> {
+  for (const dir of inside ? [path.dirname(target), target] : [path.dirname(target)]) {
     if (changes.swept.has(dir)) continue;
     changes.swept.add(dir);
     const names = await readdir(dir).catch(() => [] as string[]);
