@@ -13,7 +13,7 @@ import { BATCH_BUDGET_DETAIL, taskJobId } from '../src/shared/batch';
 import { findTemporalBinary } from '../src/client/temporal-binary';
 import { taskRows } from '../src/client/batch';
 import type { Terminal } from '../src/shared/terminal';
-import { batchSnapshotQuery } from '../src/workflows/batch-definitions';
+import { batchSnapshotQuery, taskCostSignal } from '../src/workflows/batch-definitions';
 import { effectLines, peakConcurrentTasks, scriptedBatch } from './support/batch';
 import {
   makeWorkspace,
@@ -72,7 +72,7 @@ describe('workflow: batch', () => {
         taskQueue,
         args: [{ tasks: { inline: batch.tasks }, ...input } satisfies BatchInput],
       });
-    return { batch, batchId, start };
+    return { batch, batchId, start, taskQueue };
   }
 
   const jobResult = (batchId: string, taskId: string) =>
@@ -378,6 +378,28 @@ describe('workflow: batch', () => {
       (await jobReferences(env.client, { cutoffMs, queryTimeoutMs: 2_000 })).roots.has(ref);
     await waitFor(async () => ((await closedRoots(Date.now() - 60 * 60_000)) ? true : undefined), 20_000, 'closed');
     expect(await closedRoots(Date.now() + 60 * 60_000)).toBe(false);
+  });
+
+  test("a job's cost report that comes with the batch's first workflow task is counted, not a failed task", async () => {
+    // A running job's report lands in a run's first workflow task when the batch continues as new
+    // or is rerun while its jobs run; signal-with-start puts one there every time. Its handler ran
+    // before the budget check it calls was defined, and every attempt of the task failed.
+    const { batch, batchId, taskQueue } = await withBatch('batch-first-task-report', 2, { dollars: true });
+    const handle = await env.client.workflow.signalWithStart('agentBatch', {
+      workflowId: batchId,
+      taskQueue,
+      args: [{ tasks: { inline: batch.tasks }, concurrency: 2, maxBudgetUsd: 100 } satisfies BatchInput],
+      signal: taskCostSignal,
+      signalArgs: [{ taskId: 't1', costUsd: 0.5 }],
+    });
+    // Before, the batch never ended: wait a bounded time, then say so.
+    const ended = await Promise.race([
+      handle.result() as Promise<BatchTerminal>,
+      new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 30_000).unref()),
+    ]);
+    const { events } = await handle.fetchHistory();
+    expect(events?.filter((event) => event.workflowTaskFailedEventAttributes)).toEqual([]);
+    expect(ended).toMatchObject({ reason: 'completed', outcomes: { completed: 2 } });
   });
 
   test('malformed signals from the temporal CLI leave a running batch running; a garbled abort still stops it', async () => {

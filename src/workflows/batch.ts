@@ -138,6 +138,18 @@ export async function agentBatch(input: BatchInput): Promise<BatchTerminal> {
     spentUsd: spentUsd(),
   });
 
+  // Defined before the handlers: a signal that came with the run's first workflow task (a job's
+  // report as the batch continues as new or is rerun) is handled as `setHandler` installs them.
+  const budgetSpent = (): boolean => {
+    const budget = input.maxBudgetUsd;
+    if (stop || budget === undefined || spentUsd() < budget) return false;
+    stop = {
+      reason: 'budget_exhausted',
+      detail: `${BATCH_BUDGET_DETAIL}: ${formatUsd(spentUsd())} of ${formatUsd(budget)} (--max-budget-usd ${budget})`,
+    };
+    return true;
+  };
+
   // Any client can signal a batch: a bad payload is ignored, never thrown (that would wedge it).
   setHandler(abortSignal, (...args: unknown[]) => {
     const parsed = parsePayload('abort', abortPayload, args, 'no argument or a reason string');
@@ -160,16 +172,6 @@ export async function agentBatch(input: BatchInput): Promise<BatchTerminal> {
     budgetSpent();
   });
   setHandler(batchSnapshotQuery, snapshot);
-
-  const budgetSpent = (): boolean => {
-    const budget = input.maxBudgetUsd;
-    if (stop || budget === undefined || spentUsd() < budget) return false;
-    stop = {
-      reason: 'budget_exhausted',
-      detail: `${BATCH_BUDGET_DETAIL}: ${formatUsd(spentUsd())} of ${formatUsd(budget)} (--max-budget-usd ${budget})`,
-    };
-    return true;
-  };
 
   /** Tell every running job of the stop once: abort it, or end it at its next model call. */
   const sendStops = async (): Promise<void> => {
