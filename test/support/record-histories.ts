@@ -4,6 +4,7 @@
  * (guarded by `patched()`), never to make a failing replay pass.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import type { WorkflowHandle } from '@temporalio/client';
@@ -421,7 +422,21 @@ async function recordBatch(outDir: string, which: ReadonlySet<string>): Promise<
   }
 }
 
+/**
+ * Everything the recording makes under `os.tmpdir()` (workspaces, stores, what the dev servers and
+ * workers write) goes into one folder of its own, removed at the end, as a test run's does.
+ */
 async function main(): Promise<void> {
+  const runTmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'durable-agent-record-')));
+  process.env.TMPDIR = runTmp;
+  try {
+    await record();
+  } finally {
+    fs.rmSync(runTmp, { recursive: true, force: true });
+  }
+}
+
+async function record(): Promise<void> {
   const outDir = path.join(__dirname, '..', 'histories');
   fs.mkdirSync(outDir, { recursive: true });
   // Names on the command line record only those scenarios (a new one, without touching the rest).
