@@ -7,11 +7,12 @@ import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import { promisify } from 'node:util';
 import path from 'node:path';
+import type { WorkflowExecutionInfo } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { BatchInput, BatchSnapshot, BatchTerminal } from '../src/shared/batch';
 import { BATCH_BUDGET_DETAIL, taskJobId } from '../src/shared/batch';
 import { findTemporalBinary } from '../src/client/temporal-binary';
-import { taskRows } from '../src/client/batch';
+import { exportBatch, taskRows } from '../src/client/batch';
 import type { Terminal } from '../src/shared/terminal';
 import { batchSnapshotQuery, taskCostSignal } from '../src/workflows/batch-definitions';
 import { effectLines, peakConcurrentTasks, scriptedBatch } from './support/batch';
@@ -400,6 +401,43 @@ describe('workflow: batch', () => {
     const { events } = await handle.fetchHistory();
     expect(events?.filter((event) => event.workflowTaskFailedEventAttributes)).toEqual([]);
     expect(ended).toMatchObject({ reason: 'completed', outcomes: { completed: 2 } });
+  });
+
+  test('export reads each answer from the run its row was listed from, never waiting for a newer run', async () => {
+    const { batchId, start, taskQueue } = await withBatch('batch-export-run', 2);
+    await (await start({ concurrency: 2 })).result();
+    // The listing as it was a moment ago (visibility lags behind a start)...
+    const listed: WorkflowExecutionInfo[] = [];
+    for await (const info of env.client.workflow.list({ query: `WorkflowId STARTS_WITH "${batchId}/"` })) {
+      listed.push(info);
+    }
+    const list = jest.spyOn(env.client.workflow, 'list').mockImplementation(
+      () =>
+        (async function* () {
+          yield* listed;
+        })() as unknown as ReturnType<typeof env.client.workflow.list>,
+    );
+    cleanups.push(async () => list.mockRestore());
+    // ...and t1's job id has a newer run since, which no worker runs (a rerun going on with it).
+    await env.client.workflow.start('agentSession', {
+      workflowId: taskJobId(batchId, 't1'),
+      taskQueue: `${taskQueue}-nobody`,
+      args: [sessionInput('/nowhere')],
+    });
+    const exported = await Promise.race([
+      exportBatch(env.client, batchId, tempDir('batch-export'), process.env),
+      new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 30_000).unref()),
+    ]);
+    expect(exported?.rows.map((row) => [row.task, row.outcome, row.answer])).toEqual([
+      ['t1', 'completed', 'done t1'],
+      ['t2', 'completed', 'done t2'],
+    ]);
+    // The running run has no finished conversation to export: said, not waited for. (t2's
+    // transcript is in the worker's store, which this export is not pointed at.)
+    expect(exported?.skipped.filter((line) => line.startsWith('t1 '))).toEqual([
+      expect.stringContaining('is still running'),
+    ]);
+    await env.client.workflow.getHandle(taskJobId(batchId, 't1')).terminate('test over');
   });
 
   test('malformed signals from the temporal CLI leave a running batch running; a garbled abort still stops it', async () => {

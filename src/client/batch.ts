@@ -234,8 +234,17 @@ export function noWorkerAdvice(batchId: string, taskQueue: string): string {
  * attributes are missing (a namespace without them) is asked for its Terminal.
  */
 export async function taskRows(client: Client, batchId: string, tasks: BatchTaskSpec[]): Promise<TaskRow[]> {
+  return (await taskRuns(client, batchId, tasks)).map(({ runId: _runId, ...row }) => row);
+}
+
+/** `taskRows`, each with the run of its job it was read from (none for a task not started). */
+async function taskRuns(
+  client: Client,
+  batchId: string,
+  tasks: BatchTaskSpec[],
+): Promise<Array<TaskRow & { runId?: string }>> {
   // A rerun's job is a new run under the same id: the newest run of each id is the task's.
-  const jobs = new Map<string, TaskRow & { startedAt: number }>();
+  const jobs = new Map<string, TaskRow & { startedAt: number; runId: string }>();
   const query = `WorkflowId STARTS_WITH "${batchId.replace(/"/g, '\\"')}/" AND ExecutionStatus != 'ContinuedAsNew'`;
   const byJob = new Map(tasks.map((task) => [taskJobId(batchId, task.id), task.id]));
   for await (const info of client.workflow.list({ query, pageSize: 1000 })) {
@@ -274,6 +283,7 @@ export async function taskRows(client: Client, batchId: string, tasks: BatchTask
       costUsd,
       durationMs,
       startedAt: info.startTime.getTime(),
+      runId: info.runId,
     });
   }
   return tasks.map(
@@ -289,7 +299,9 @@ export async function taskRows(client: Client, batchId: string, tasks: BatchTask
   );
 }
 
-function rowOf(found: (TaskRow & { startedAt: number }) | undefined): TaskRow | undefined {
+function rowOf(
+  found: (TaskRow & { startedAt: number; runId: string }) | undefined,
+): (TaskRow & { runId: string }) | undefined {
   if (!found) return undefined;
   const { startedAt: _startedAt, ...row } = found;
   return row;
@@ -426,22 +438,21 @@ export async function exportBatch(
   env: NodeJS.ProcessEnv,
 ): Promise<{ transcripts: number; rows: ExportRow[]; skipped: string[] }> {
   const tasks = await batchTasks(client, batchId, env);
-  const rows: ExportRow[] = (await taskRows(client, batchId, tasks)).map((row) => ({
-    ...row,
-    answer: null,
-    detail: null,
-  }));
+  const runs = await taskRuns(client, batchId, tasks);
+  const rows: ExportRow[] = runs.map(({ runId: _runId, ...row }) => ({ ...row, answer: null, detail: null }));
   prepareExportFolder(dir, batchId);
   let transcripts = 0;
   const skipped: string[] = [];
-  for (const row of rows) {
-    if (row.outcome === 'running' || row.outcome === 'not started') {
+  for (const [index, row] of rows.entries()) {
+    const runId = runs[index]?.runId;
+    if (row.outcome === 'running' || row.outcome === 'not started' || runId === undefined) {
       skipped.push(`${row.task} (${row.outcome})`);
       continue;
     }
-    // Only a job that completed has a Terminal (one ended from outside has none).
+    // The run the row was read from, which has ended: a newer run under the id (a rerun that
+    // continues the task) is not waited for. Only a run that completed has a Terminal.
     const terminal = (await client.workflow
-      .getHandle(row.job)
+      .getHandle(row.job, runId)
       .result()
       .catch(() => undefined)) as Terminal | undefined;
     row.answer = terminal?.finalText || null;
