@@ -97,13 +97,13 @@ export class Placeholders {
     }
     // Each path's file system calls wait on the last; different paths go side by side, which
     // takes a command with a dozen stand-ins from one round trip per call to a few in all.
-    const adopted = await Promise.all(
+    const adopted = await allSettled(
       leftovers.map(async (target) => {
         await sweepAround(target, changes);
         return (await this.adoptLeftover(target)) ? [target] : [];
       }),
     );
-    const made = await Promise.all(
+    const made = await allSettled(
       byRoot(fresh, (item) => item.path).map(async (group) => {
         // Parents first: a missing `.git` is made whole, with the wanted `.git/hooks` in it.
         const done = new Set<string>();
@@ -289,7 +289,7 @@ async function removeStandIns(
   changes: Changes,
 ): Promise<void> {
   // Paths under different roots go side by side; under one root, outermost first.
-  await Promise.all(
+  await allSettled(
     byRoot(items, (item) => item.target).map(async (group) => {
       const removed: string[] = [];
       for (const { target, held } of group) {
@@ -312,6 +312,18 @@ async function removeStandIns(
       }
     }),
   );
+}
+
+/**
+ * As `Promise.all`, but settles only once every one of `work` has: the first failure is thrown
+ * then. With `Promise.all`, the others would still be changing the workspace after the queue that
+ * keeps one command's stand-ins apart from the next had moved on.
+ */
+export async function allSettled<T>(work: ReadonlyArray<Promise<T>>): Promise<T[]> {
+  const results = await Promise.allSettled(work);
+  const failed = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+  if (failed) throw failed.reason;
+  return results.map((result) => (result as PromiseFulfilledResult<T>).value);
 }
 
 /**
