@@ -56,10 +56,12 @@ describe('workflow: batch', () => {
     const workspace = makeWorkspace({});
     const batch = await scriptedBatch(workspace, count, { prefix: name, ...options });
     const taskQueue = uniqueTaskQueue(name);
+    // The worker's DURABLE_AGENT_HOME, for commands that read its store (export).
+    const home = tempDir('home');
     // The router stands in for one model server: the worker only needs its URL.
     const { worker, done } = await startWorker(env, batch.router as unknown as ScriptedModelServer, {
       taskQueue,
-      storeDir: tempDir('store'),
+      storeDir: path.join(home, 'store'),
     });
     cleanups.push(async () => {
       worker.shutdown();
@@ -73,7 +75,7 @@ describe('workflow: batch', () => {
         taskQueue,
         args: [{ tasks: { inline: batch.tasks }, ...input } satisfies BatchInput],
       });
-    return { batch, batchId, start, taskQueue };
+    return { batch, batchId, home, start, taskQueue };
   }
 
   const jobResult = (batchId: string, taskId: string) =>
@@ -403,8 +405,8 @@ describe('workflow: batch', () => {
     expect(ended).toMatchObject({ reason: 'completed', outcomes: { completed: 2 } });
   });
 
-  test('export reads each answer from the run its row was listed from, never waiting for a newer run', async () => {
-    const { batchId, start, taskQueue } = await withBatch('batch-export-run', 2);
+  test('export reads each answer and transcript from the run its row was listed from, never waiting for a newer run', async () => {
+    const { batchId, home, start, taskQueue } = await withBatch('batch-export-run', 2);
     await (await start({ concurrency: 2 })).result();
     // The listing as it was a moment ago (visibility lags behind a start)...
     const listed: WorkflowExecutionInfo[] = [];
@@ -424,19 +426,24 @@ describe('workflow: batch', () => {
       taskQueue: `${taskQueue}-nobody`,
       args: [sessionInput('/nowhere')],
     });
+    const dir = tempDir('batch-export');
     const exported = await Promise.race([
-      exportBatch(env.client, batchId, tempDir('batch-export'), process.env),
+      exportBatch(env.client, batchId, dir, { ...process.env, DURABLE_AGENT_HOME: home }),
       new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 30_000).unref()),
     ]);
     expect(exported?.rows.map((row) => [row.task, row.outcome, row.answer])).toEqual([
       ['t1', 'completed', 'done t1'],
       ['t2', 'completed', 'done t2'],
     ]);
-    // The running run has no finished conversation to export: said, not waited for. (t2's
-    // transcript is in the worker's store, which this export is not pointed at.)
-    expect(exported?.skipped.filter((line) => line.startsWith('t1 '))).toEqual([
-      expect.stringContaining('is still running'),
-    ]);
+    // Its transcript too comes from the listed run, not from the newer one (which has none yet).
+    expect(exported?.skipped).toEqual([]);
+    for (const task of ['t1', 't2']) {
+      const lines = fs
+        .readFileSync(path.join(dir, 'transcripts', `${task}.jsonl`), 'utf8')
+        .trim()
+        .split('\n');
+      expect(lines.at(-1)).toContain(`done ${task}`);
+    }
     await env.client.workflow.getHandle(taskJobId(batchId, 't1')).terminate('test over');
   });
 

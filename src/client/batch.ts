@@ -450,7 +450,8 @@ export async function exportBatch(
       continue;
     }
     // The run the row was read from, which has ended: a newer run under the id (a rerun that
-    // continues the task) is not waited for. Only a run that completed has a Terminal.
+    // continues the task) is not waited for, and answer and transcript both come from the run
+    // the row's outcome and cost do. Only a run that completed has a Terminal.
     const terminal = (await client.workflow
       .getHandle(row.job, runId)
       .result()
@@ -458,7 +459,7 @@ export async function exportBatch(
     row.answer = terminal?.finalText || null;
     row.detail = terminal?.detail || null;
     try {
-      const { text } = await exportTranscript(client, row.job, env);
+      const { text } = await exportTranscript(client, row.job, env, runId);
       fs.writeFileSync(path.join(dir, 'transcripts', `${row.task}.jsonl`), text);
       transcripts += 1;
     } catch (error) {

@@ -29,14 +29,16 @@ export function parseExportFormat(value: string): ExportFormat {
  * chains before each compaction first, each followed by a `compact_boundary` line and the
  * summary. Timestamps are when each message was written into the store (the segment's file
  * time; the job's start when that is unknown); model, usage and stop reason come from the job's
- * model calls in its Temporal history.
+ * model calls in its Temporal history. `runId`: the conversation that ended in that run of the id
+ * (a batch row's), not in its latest run.
  */
 export async function exportTranscript(
   client: Client,
   id: string,
   env: NodeJS.ProcessEnv = process.env,
+  runId?: string,
 ): Promise<{ text: string; lines: number }> {
-  const job = await finishedJob(client, id, 'export');
+  const job = await finishedJob(client, id, 'export', runId);
   const head = job.terminal.transcriptHead;
   if (!head) {
     throw new InvalidArgumentError(
@@ -46,7 +48,7 @@ export async function exportTranscript(
   }
   const store = await openContentStore(env);
   const transcripts = new TranscriptStore(store);
-  const facts = await replyFacts(client, id);
+  const facts = await replyFacts(client, id, runId);
   const messages: ExportedMessage[] = [];
   for (const [index, chain] of (await chainsOf(transcripts, head, id)).entries()) {
     for (const [position, segment] of chain.entries()) {

@@ -19,10 +19,10 @@ export interface FinishedJob {
 /**
  * A finished job's Terminal and input, or a clear refusal: still running (use `send`), or ended
  * from outside without a Terminal. An unknown id fails with Temporal's own not-found error, which
- * the CLI explains.
+ * the CLI explains. `runId`: that run of the id (the last of its chain) instead of the latest.
  */
-export async function finishedJob(client: Client, id: string, what: string): Promise<FinishedJob> {
-  const handle = client.workflow.getHandle(id);
+export async function finishedJob(client: Client, id: string, what: string, runId?: string): Promise<FinishedJob> {
+  const handle = client.workflow.getHandle(id, runId);
   const description = await handle.describe();
   const status = description.status.name;
   if (status === 'RUNNING' || status === 'CONTINUED_AS_NEW') {
@@ -63,11 +63,12 @@ export interface ReplyFacts {
 
 /**
  * The replies of every run of a job, from the results of its `callModel` activities: each names
- * the segment its reply was written to, with the call's model and usage.
+ * the segment its reply was written to, with the call's model and usage. `lastRun`: the chain that
+ * ends in that run instead of the latest one.
  */
-export async function replyFacts(client: Client, id: string): Promise<Map<string, ReplyFacts>> {
+export async function replyFacts(client: Client, id: string, lastRun?: string): Promise<Map<string, ReplyFacts>> {
   const facts = new Map<string, ReplyFacts>();
-  let runId: string | undefined;
+  let runId: string | undefined = lastRun;
   for (let runs = 0; runs < 1_000; runs++) {
     const history = await client.workflow.getHandle(id, runId).fetchHistory();
     const activityTypes = new Map<string, string>();
