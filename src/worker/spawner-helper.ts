@@ -3,22 +3,73 @@
  * commands for it. Forking copies the forking process's page tables, so a start costs the worker
  * in proportion to its memory (12 ms of CPU at 650 MiB against 1.5 ms for a process of 44 MiB,
  * measured here); this process stays small. It runs each request with `execFile` and sends back
- * what came out, and exits when the worker is gone, stopping the commands it still runs.
+ * what came out, and exits when the worker is gone, stopping the commands it still runs. Bash's
+ * group leaders it only starts and relays (`startLeader`): they outlive a dead worker by design
+ * (the next attempt adopts their group), so they outlive this process too.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { SPAWNER_READY } from './spawner';
-import type { SpawnerReply, SpawnerRequest } from './spawner';
+import type { LeaderEvent, LeaderRequest, SpawnerReply, SpawnerRequest } from './spawner';
 
 const running = new Set<ChildProcess>();
 /** How long after its timeout a command that ignored SIGTERM is killed. */
 const HARD_STOP_AFTER_MS = 5_000;
 
-function reply(message: SpawnerReply): void {
+function reply(message: SpawnerReply | LeaderEvent): void {
   if (process.connected) process.send?.(message);
 }
 
-process.on('message', (request: SpawnerRequest) => {
+/** Leaders started here, until they exit or the worker lets them go. */
+const leaders = new Map<number, ChildProcess>();
+
+function onLeaderRequest(request: LeaderRequest): void {
+  if (request.leader === 'go') {
+    leaders.get(request.id)?.stdin?.end('go\n');
+    return;
+  }
+  if (request.leader === 'release') {
+    const child = leaders.get(request.id);
+    leaders.delete(request.id);
+    child?.stdio[3]?.destroy();
+    child?.unref();
+    return;
+  }
+  const { id } = request;
+  let child: ChildProcess;
+  try {
+    child = spawn(request.file, request.args, {
+      cwd: request.cwd,
+      env: request.env,
+      detached: true,
+      stdio: ['pipe', 'ignore', 'ignore', 'pipe'],
+    });
+  } catch (error) {
+    // spawn throws only for arguments it refuses (a NUL byte in one, for example).
+    reply({ leader: 'error', id, message: error instanceof Error ? error.message : String(error) });
+    return;
+  }
+  child.on('error', (error: NodeJS.ErrnoException) => {
+    if (child.pid !== undefined) return;
+    reply({ leader: 'error', id, message: error.message, ...(error.code ? { code: error.code } : {}) });
+  });
+  if (child.pid === undefined) return;
+  leaders.set(id, child);
+  child.stdin?.on('error', () => {});
+  child.stdio[3]?.on('error', () => {});
+  child.stdio[3]?.on('data', (chunk: Buffer) => {
+    if (leaders.get(id) === child) reply({ leader: 'notice', id, data: chunk.toString('latin1') });
+  });
+  child.on('exit', () => {
+    if (leaders.get(id) !== child) return;
+    leaders.delete(id);
+    reply({ leader: 'exit', id });
+  });
+  reply({ leader: 'started', id, pid: child.pid });
+}
+
+process.on('message', (request: SpawnerRequest | LeaderRequest) => {
+  if ('leader' in request) return onLeaderRequest(request);
   let child: ChildProcess;
   try {
     child = execFile(

@@ -1,5 +1,6 @@
-import { execFile, fork } from 'node:child_process';
+import { execFile, fork, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
+import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -11,7 +12,9 @@ import path from 'node:path';
  * machine). In a profile of 100 scripted sessions the system prompt's two git starts were 15% of
  * the worker's main-thread time. The helper (`spawner-helper.ts`) is forked once, on first use,
  * and restarted when it dies; when it cannot start at all, commands start from the worker as
- * before. Commands that stream their output (Bash, Grep, hooks) still start from the worker.
+ * before. A Bash command's group leader starts there too (`startLeader`): it talks to the worker
+ * only through files and two small pipes, which the helper relays. Grep and hooks, whose output
+ * streams through pipes, still start from the worker.
  */
 
 /** What `runCommand` takes: `execFile`'s options that make sense across a process boundary. */
@@ -29,6 +32,19 @@ export interface SpawnerRequest {
   args: string[];
   options: CommandOptions & { env: NodeJS.ProcessEnv };
 }
+
+/** What the helper is asked about a group leader (`startLeader`). */
+export type LeaderRequest =
+  | { leader: 'start'; id: number; file: string; args: string[]; cwd: string; env: NodeJS.ProcessEnv }
+  | { leader: 'go'; id: number }
+  | { leader: 'release'; id: number };
+
+/** What the helper tells of a group leader it started. */
+export type LeaderEvent =
+  | { leader: 'started'; id: number; pid: number }
+  | { leader: 'error'; id: number; message: string; code?: string }
+  | { leader: 'notice'; id: number; data: string }
+  | { leader: 'exit'; id: number };
 
 /** The helper's first message: it is listening, and has run nothing yet. */
 export const SPAWNER_READY = 'ready';
@@ -92,7 +108,11 @@ function helperCommand(): { file: string; execArgv: string[] } | undefined {
   }
 }
 
+/** Benches compare against starting everything from the worker. */
+let helperOff = false;
+
 function startHelper(): ChildProcess | undefined {
+  if (helperOff) return undefined;
   if (helper?.connected) return helper;
   if (helperUnavailable) return undefined;
   const command = helperCommand();
@@ -112,8 +132,9 @@ function startHelper(): ChildProcess | undefined {
     helperUnavailable = true;
     return undefined;
   }
-  child.on('message', (message: SpawnerReply | typeof SPAWNER_READY) => {
+  child.on('message', (message: SpawnerReply | LeaderEvent | typeof SPAWNER_READY) => {
     if (message === SPAWNER_READY) readyHelpers.add(child);
+    else if ('leader' in message) leaders.get(message.id)?.fromHelper(message);
     else settle(message);
   });
   child.on('error', () => undefined);
@@ -129,6 +150,9 @@ function startHelper(): ChildProcess | undefined {
       // run them, as a worker that dies may have: fail them, the next request starts a new helper.
       if (ranNothing) entry.direct();
       else entry.reject(commandError("the worker's command helper exited while the command ran", '', ''));
+    }
+    for (const leader of leaders.values()) {
+      if (leader.helper === child) leader.helperGone(ranNothing);
     }
     refHelper();
   });
@@ -147,7 +171,7 @@ function refHelper(): void {
   const child = helper;
   if (!child) return;
   const channel = child.channel as { ref?: () => void; unref?: () => void } | undefined;
-  if (pending.size > 0) {
+  if (pending.size > 0 || leaders.size > 0) {
     child.ref();
     channel?.ref?.();
     return;
@@ -155,19 +179,24 @@ function refHelper(): void {
   child.unref();
   channel?.unref?.();
   idleTimer = setTimeout(() => {
-    if (pending.size > 0 || helper !== child) return;
+    if (pending.size > 0 || leaders.size > 0 || helper !== child) return;
     helper = undefined;
     if (child.connected) child.disconnect();
   }, helperIdleMs);
   idleTimer.unref();
 }
 
-/** Take a request off the books; a retired helper with nothing left is closed. */
-function forget(id: number, entry: Pending): void {
+/** Take a request or a leader off the books; a retired helper with nothing left is closed. */
+function forget(id: number, entry?: Pending): void {
+  const child = entry?.helper ?? leaders.get(id)?.helper;
   pending.delete(id);
-  clearTimeout(entry.timer);
-  const child = entry.helper;
-  if (retiredHelpers.has(child) && ![...pending.values()].some((other) => other.helper === child)) {
+  leaders.delete(id);
+  if (entry) clearTimeout(entry.timer);
+  if (!child) return refHelper();
+  if (
+    retiredHelpers.has(child) &&
+    ![...pending.values(), ...leaders.values()].some((other) => other.helper === child)
+  ) {
     if (child.connected) child.disconnect();
   }
   refHelper();
@@ -249,6 +278,153 @@ function runDirect(
   });
 }
 
+/**
+ * A Bash command's group leader (`command-run.ts`), started detached in a process group of its
+ * own, with a pipe to its stdin (for "go") and one from its fd 3 (its exit status); its output
+ * goes to files. Events: `started` (pid), `error` (it could not start), `notice` (text from fd 3),
+ * `exit` (it exited), `lost` (the helper that started it died: the leader runs on, and only its
+ * files tell when it ends).
+ */
+export interface Leader extends EventEmitter {
+  /** Send "go" on its stdin, and close that. */
+  go(): void;
+  /** Stop listening: its pipes are closed, and it keeps nothing of the worker's alive. */
+  release(): void;
+}
+
+/** Leaders started by a helper whose exit is not yet known. */
+const leaders = new Map<number, HelperLeader>();
+
+class HelperLeader extends EventEmitter implements Leader {
+  private started = false;
+  private done = false;
+
+  constructor(
+    readonly id: number,
+    readonly helper: ChildProcess,
+    /** Start it from the worker instead (the helper never got the request). */
+    private readonly direct: () => void,
+  ) {
+    super();
+  }
+
+  fromHelper(event: LeaderEvent): void {
+    if (this.done) return;
+    switch (event.leader) {
+      case 'started':
+        this.started = true;
+        this.emit('started', event.pid);
+        return;
+      case 'notice':
+        this.emit('notice', event.data);
+        return;
+      case 'error':
+        this.end();
+        this.emit('error', Object.assign(new Error(event.message), event.code ? { code: event.code } : {}));
+        return;
+      case 'exit':
+        this.end();
+        this.emit('exit');
+    }
+  }
+
+  helperGone(ranNothing: boolean): void {
+    if (this.done) return;
+    this.end();
+    if (this.started) this.emit('lost');
+    else if (ranNothing) this.direct();
+    else this.emit('error', new Error("the worker's command helper exited while the command started"));
+  }
+
+  go(): void {
+    this.send({ leader: 'go', id: this.id });
+  }
+
+  release(): void {
+    if (this.done) return;
+    this.end();
+    this.send({ leader: 'release', id: this.id });
+  }
+
+  send(request: LeaderRequest, onFailure?: () => void): void {
+    try {
+      if (!this.helper.connected) throw new Error('closed');
+      this.helper.send(request, (error) => {
+        if (error) onFailure?.();
+      });
+    } catch {
+      onFailure?.();
+    }
+  }
+
+  private end(): void {
+    this.done = true;
+    if (leaders.get(this.id) === this) forget(this.id);
+  }
+}
+
+/** A leader the worker started itself (no helper, or one that never got going). */
+class DirectLeader extends EventEmitter implements Leader {
+  private child: ChildProcess | undefined;
+
+  start(file: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): void {
+    const child = spawn(file, args, { cwd, env, detached: true, stdio: ['pipe', 'ignore', 'ignore', 'pipe'] });
+    this.child = child;
+    child.on('error', (error) => {
+      if (child.pid === undefined) this.emit('error', error);
+    });
+    if (child.pid === undefined) return;
+    const pid = child.pid;
+    child.stdio[3]?.on('data', (chunk: Buffer) => this.emit('notice', chunk.toString('latin1')));
+    child.stdio[3]?.on('error', () => {});
+    child.stdin?.on('error', () => {});
+    child.on('exit', () => this.emit('exit'));
+    process.nextTick(() => this.emit('started', pid));
+  }
+
+  go(): void {
+    this.child?.stdin?.end('go\n');
+  }
+
+  release(): void {
+    this.child?.stdio[3]?.destroy();
+    // The leader may wait on for a background job that holds the capture pipe: it must not keep
+    // this process (a one-shot `durable-agent tool`) alive.
+    this.child?.unref();
+  }
+}
+
+/**
+ * Start a Bash command's group leader (see {@link Leader}): from the helper when there is one, so
+ * the worker's own memory is not what the start copies, else from the worker.
+ */
+export function startLeader(file: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Leader {
+  const direct = () => {
+    const leader = new DirectLeader();
+    leader.start(file, args, cwd, env);
+    return leader;
+  };
+  const child = startHelper();
+  if (!child) return direct();
+  const id = nextId++;
+  const leader: HelperLeader = new HelperLeader(id, child, () => {
+    // Events of the leader started here go out under the helper's leader, which callers hold.
+    const instead = direct();
+    for (const event of ['started', 'error', 'notice', 'exit', 'lost']) {
+      instead.on(event, (...values: unknown[]) => leader.emit(event, ...values));
+    }
+    leader.go = () => instead.go();
+    leader.release = () => instead.release();
+  });
+  leaders.set(id, leader);
+  refHelper();
+  leader.send({ leader: 'start', id, file, args, cwd, env }, () => {
+    if (leaders.get(id) !== leader) return;
+    leader.helperGone(true);
+  });
+  return leader;
+}
+
 /** The helper's pid, while one runs (tests). */
 export function spawnerPid(): number | undefined {
   return helper?.connected ? helper.pid : undefined;
@@ -257,6 +433,11 @@ export function spawnerPid(): number | undefined {
 /** How long an idle helper is kept (tests). */
 export function setSpawnerIdleMs(ms: number): void {
   helperIdleMs = ms;
+}
+
+/** Start commands from the worker itself (`false`) or from the helper again (benches). */
+export function useSpawnerHelper(use: boolean): void {
+  helperOff = !use;
 }
 
 /** Stop the helper (tests; a worker's exit stops it too, as its channel closes). */

@@ -1,8 +1,8 @@
-import { spawn } from 'node:child_process';
 import { readFile, readlink, stat } from 'node:fs/promises';
 import os from 'node:os';
 import { StringDecoder } from 'node:string_decoder';
 import { BASH_MAX_OUTPUT_CHARS } from '../../shared/tools/bash';
+import { startLeader } from '../../worker/spawner';
 import { abortError } from './abort-error';
 import { groupIsRunning, killProcessGroup, waitForProcessGroupExit } from './process-group';
 
@@ -154,22 +154,25 @@ export interface RunCommandOptions {
 
 /**
  * Run `file args` as its own process group, output to `files`, with a timeout; resolves once it
- * has ended, or rejects with an AbortError once an abort has stopped it.
+ * has ended, or rejects with an AbortError once an abort has stopped it. The leader starts from the
+ * worker's command helper (`startLeader`), so its start does not copy the worker's memory.
  */
 export function runCommand(options: RunCommandOptions): Promise<Finished | { spawnError: Error }> {
   const { files, signal } = options;
   if (signal.aborted) return Promise.reject(abortError());
   return new Promise((resolve, reject) => {
     // detached: the leader heads a new process group, so one kill reaches everything it started.
-    const child = spawn(
+    const leader = startLeader(
       '/bin/sh',
       ['-c', LEADER_SCRIPT, 'durable-agent-bash', files.output, files.rest, files.exit, String(CAPTURE_BYTES)].concat(
         options.file,
         options.args,
       ),
-      { cwd: options.cwd, env: options.env, detached: true, stdio: ['pipe', 'ignore', 'ignore', 'pipe'] },
+      options.cwd,
+      options.env,
     );
-    const pid = child.pid;
+    let pid: number | undefined;
+    let group: CommandGroup | undefined;
     let timedOut = false;
     let aborted = false;
     let settled = false;
@@ -189,18 +192,18 @@ export function runCommand(options: RunCommandOptions): Promise<Finished | { spa
           else finish();
         });
     };
-
-    const finish = () => {
-      if (settled) return;
+    const stopWatching = () => {
       settled = true;
       clearTimeout(timeout);
       clearTimeout(graceTimer);
       clearInterval(beat);
       signal.removeEventListener('abort', onAbort);
-      child.stdio[3]?.destroy();
-      // The leader may wait on for a background job that holds the capture pipe: it must not keep
-      // this process (a one-shot `durable-agent tool`) alive.
-      child.unref();
+      leader.release();
+    };
+
+    const finish = () => {
+      if (settled) return;
+      stopWatching();
       // After a kill, report only once nothing the command started is still running.
       const done = () => {
         if (aborted) reject(abortError('The Bash command was aborted'));
@@ -213,55 +216,81 @@ export function runCommand(options: RunCommandOptions): Promise<Finished | { spa
       else done();
     };
 
-    child.on('error', (error) => {
-      if (settled || pid !== undefined) return;
-      settled = true;
+    leader.on('error', (error: Error) => {
+      if (settled) return;
+      stopWatching();
+      if (pid !== undefined) killGroup();
       if (aborted) reject(abortError('The Bash command was aborted'));
       else resolve({ spawnError: error });
     });
-    if (pid === undefined) return;
 
     let notices = '';
-    child.stdio[3]?.on('data', (chunk: Buffer) => {
-      notices += chunk.toString('latin1');
+    leader.on('notice', (chunk: string) => {
+      notices += chunk;
       const match = /^(\d+)\n/.exec(notices);
       if (match && exitStatus === undefined) {
         exitStatus = Number(match[1]);
         graceTimer = setTimeout(finish, PIPE_GRACE_MS);
       }
     });
-    child.stdio[3]?.on('error', () => {});
-    child.stdin?.on('error', () => {});
-    child.on('exit', () => {
+    leader.on('exit', () => {
       // The leader waits for the capture: once it is gone, the output is complete.
       if (exitStatus === undefined) void readExitStatus(files.exit).then((status) => ((exitStatus = status), finish()));
       else finish();
     });
-
-    signal.addEventListener('abort', onAbort, { once: true });
-    void (async () => {
-      const group: CommandGroup = {
-        pgid: pid,
-        ...(await processStart(pid).then((start) => (start ? { leaderStart: start } : {}))),
-        startedAt: new Date().toISOString(),
-        timeoutMs: options.timeoutMs,
-        ...(options.placeholders?.length ? { placeholders: options.placeholders } : {}),
-      };
-      await options.record?.(group);
-      if (settled || aborted) return;
-      child.stdin?.end('go\n');
-      timeout = setTimeout(() => {
-        timedOut = true;
-        killGroup();
-      }, options.timeoutMs);
-      beat = setInterval(() => void outputBytes(files).then(options.progress), options.progressMs);
-    })().catch((error: unknown) => {
-      // The journal could not record the group: the command must not start unrecorded.
-      killGroup();
+    // The helper that started the leader died; the leader did not. Its files tell the rest, as
+    // they tell the next attempt after a worker's death. Without "go", it ran nothing.
+    const notStarted = () => ({
+      spawnError: new Error("the worker's command helper exited before the command started"),
+    });
+    leader.on('lost', () => {
       if (settled) return;
-      settled = true;
-      signal.removeEventListener('abort', onAbort);
-      resolve({ spawnError: error instanceof Error ? error : new Error(String(error)) });
+      stopWatching();
+      if (!group || !commandLetStart) {
+        killGroup();
+        resolve(notStarted());
+        return;
+      }
+      adoptCommand({ group, files, signal, progress: options.progress, progressMs: options.progressMs }).then(
+        async (ended) => {
+          if (!('gone' in ended)) return resolve(ended);
+          // "go" may not have reached the leader before the helper died.
+          resolve((await commandStarted(files)) ? ended.gone : notStarted());
+        },
+        reject,
+      );
+    });
+
+    let commandLetStart = false;
+    leader.once('started', (started: number) => {
+      pid = started;
+      if (settled) return killGroup();
+      signal.addEventListener('abort', onAbort, { once: true });
+      if (signal.aborted) onAbort();
+      void (async () => {
+        group = {
+          pgid: started,
+          ...(await processStart(started).then((start) => (start ? { leaderStart: start } : {}))),
+          startedAt: new Date().toISOString(),
+          timeoutMs: options.timeoutMs,
+          ...(options.placeholders?.length ? { placeholders: options.placeholders } : {}),
+        };
+        await options.record?.(group);
+        if (settled || aborted) return;
+        leader.go();
+        commandLetStart = true;
+        timeout = setTimeout(() => {
+          timedOut = true;
+          killGroup();
+        }, options.timeoutMs);
+        beat = setInterval(() => void outputBytes(files).then(options.progress), options.progressMs);
+      })().catch((error: unknown) => {
+        // The journal could not record the group: the command must not start unrecorded.
+        killGroup();
+        if (settled) return;
+        stopWatching();
+        resolve({ spawnError: error instanceof Error ? error : new Error(String(error)) });
+      });
     });
   });
 }
