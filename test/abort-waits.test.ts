@@ -11,6 +11,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import type { ScriptedSession } from '../src/model-server';
 import type { Terminal } from '../src/shared/terminal';
 import { abortSignal } from '../src/workflows/definitions';
+import { spawnerPid } from '../src/worker/spawner';
 import { waitFor } from './support/harness';
 import { isAlive, scriptedJobSuite, textReply, toolResultFor, toolUse, waitForSnapshot } from './support/jobs';
 
@@ -56,13 +57,17 @@ function processWithArgs(argv: string[]): number | undefined {
   return undefined;
 }
 
-/** The process this worker started for the command: the leader of the group an abort kills. */
+/**
+ * The process this worker had started for the command, the leader of the group an abort kills:
+ * the worker's command helper starts it (the worker itself when there is no helper).
+ */
 function groupLeaderOf(pid: number): number {
+  const starters = [process.pid, spawnerPid()];
   let current = pid;
   for (;;) {
     const stat = procStat(current);
     if (!stat) throw new Error(`process ${current} is gone`);
-    if (stat.ppid === process.pid) return current;
+    if (starters.includes(stat.ppid)) return current;
     if (stat.ppid <= 1) throw new Error(`process ${pid} was not started by this worker`);
     current = stat.ppid;
   }

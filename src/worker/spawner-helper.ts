@@ -10,13 +10,13 @@
 import { execFile, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { SPAWNER_READY } from './spawner';
-import type { LeaderEvent, LeaderRequest, SpawnerReply, SpawnerRequest } from './spawner';
+import type { LeaderEvent, LeaderRequest, PipedEvent, PipedRequest, SpawnerReply, SpawnerRequest } from './spawner';
 
 const running = new Set<ChildProcess>();
 /** How long after its timeout a command that ignored SIGTERM is killed. */
 const HARD_STOP_AFTER_MS = 5_000;
 
-function reply(message: SpawnerReply | LeaderEvent): void {
+function reply(message: SpawnerReply | LeaderEvent | PipedEvent): void {
   if (process.connected) process.send?.(message);
 }
 
@@ -31,6 +31,8 @@ function onLeaderRequest(request: LeaderRequest): void {
   if (request.leader === 'release') {
     const child = leaders.get(request.id);
     leaders.delete(request.id);
+    // A leader still waiting for its "go" reads the end of its stdin and exits, having run nothing.
+    child?.stdin?.destroy();
     child?.stdio[3]?.destroy();
     child?.unref();
     return;
@@ -68,8 +70,73 @@ function onLeaderRequest(request: LeaderRequest): void {
   reply({ leader: 'started', id, pid: child.pid });
 }
 
-process.on('message', (request: SpawnerRequest | LeaderRequest) => {
+/** Output messages of one piped process that may be on their way to the worker at once. */
+const MAX_UNDER_WAY = 8;
+
+/** Piped processes running here: they end with this process, as they would with a worker. */
+const piped = new Map<number, ChildProcess>();
+
+function onPipedRequest(request: PipedRequest): void {
+  const { id } = request;
+  if (request.piped === 'kill') {
+    const child = piped.get(id);
+    if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    return;
+  }
+  let child: ChildProcess;
+  try {
+    child = spawn(request.file, request.args, {
+      cwd: request.cwd,
+      env: request.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+  } catch (error) {
+    reply({ piped: 'error', id, message: error instanceof Error ? error.message : String(error) });
+    return;
+  }
+  piped.set(id, child);
+  // The worker reads the output as fast as the channel takes it: with more than a few messages
+  // under way, reading stops until they are through, as a full pipe would hold the process back.
+  let underWay = 0;
+  let stdoutBytes = 0;
+  const sent = () => {
+    if (--underWay === MAX_UNDER_WAY - 1) for (const stream of [child.stdout, child.stderr]) stream?.resume();
+  };
+  for (const stream of ['stdout', 'stderr'] as const) {
+    child[stream]?.on('data', (chunk: Buffer) => {
+      if (stream === 'stdout') {
+        if (request.maxStdoutBytes !== undefined && stdoutBytes > request.maxStdoutBytes) return;
+        stdoutBytes += chunk.length;
+        // Past the cap: what was sent is all the worker keeps.
+        if (request.maxStdoutBytes !== undefined && stdoutBytes > request.maxStdoutBytes) child.kill('SIGKILL');
+      }
+      if (!process.connected) return;
+      underWay++;
+      process.send?.(
+        { piped: 'data', id, stream, data: chunk.toString('base64') } satisfies PipedEvent,
+        undefined,
+        {},
+        sent,
+      );
+      if (underWay >= MAX_UNDER_WAY) for (const each of [child.stdout, child.stderr]) each?.pause();
+    });
+  }
+  child.on('error', (error: NodeJS.ErrnoException) => {
+    if (piped.get(id) !== child) return;
+    piped.delete(id);
+    if (child.pid !== undefined) child.kill('SIGKILL');
+    reply({ piped: 'error', id, message: error.message, ...(error.code ? { code: error.code } : {}) });
+  });
+  child.on('close', (code, signal) => {
+    if (piped.get(id) !== child) return;
+    piped.delete(id);
+    reply({ piped: 'close', id, code, signal });
+  });
+}
+
+process.on('message', (request: SpawnerRequest | LeaderRequest | PipedRequest) => {
   if ('leader' in request) return onLeaderRequest(request);
+  if ('piped' in request) return onPipedRequest(request);
   let child: ChildProcess;
   try {
     child = execFile(
@@ -109,7 +176,7 @@ process.on('message', (request: SpawnerRequest | LeaderRequest) => {
 
 // The worker closed the channel or died: nobody will read the results.
 process.on('disconnect', () => {
-  for (const child of running) child.kill('SIGKILL');
+  for (const child of [...running, ...piped.values()]) child.kill('SIGKILL');
   process.exit(0);
 });
 

@@ -13,8 +13,9 @@ import path from 'node:path';
  * the worker's main-thread time. The helper (`spawner-helper.ts`) is forked once, on first use,
  * and restarted when it dies; when it cannot start at all, commands start from the worker as
  * before. A Bash command's group leader starts there too (`startLeader`): it talks to the worker
- * only through files and two small pipes, which the helper relays. Grep and hooks, whose output
- * streams through pipes, still start from the worker.
+ * only through files and two small pipes, which the helper relays. So does ripgrep (Grep, Glob;
+ * `spawnPiped`), whose output the helper relays. Hooks, whose stdin is a file the worker opens,
+ * still start from the worker.
  */
 
 /** What `runCommand` takes: `execFile`'s options that make sense across a process boundary. */
@@ -32,6 +33,26 @@ export interface SpawnerRequest {
   args: string[];
   options: CommandOptions & { env: NodeJS.ProcessEnv };
 }
+
+/** What the helper is asked about a process whose output streams back (`spawnPiped`). */
+export type PipedRequest =
+  | {
+      piped: 'start';
+      id: number;
+      file: string;
+      args: string[];
+      cwd: string;
+      env: NodeJS.ProcessEnv;
+      /** Stdout past this many bytes is not wanted: the helper stops the process once it has sent them. */
+      maxStdoutBytes?: number;
+    }
+  | { piped: 'kill'; id: number };
+
+/** What the helper tells of such a process: its output (base64), a failure to start, its end. */
+export type PipedEvent =
+  | { piped: 'data'; id: number; stream: 'stdout' | 'stderr'; data: string }
+  | { piped: 'error'; id: number; message: string; code?: string }
+  | { piped: 'close'; id: number; code: number | null; signal: NodeJS.Signals | null };
 
 /** What the helper is asked about a group leader (`startLeader`). */
 export type LeaderRequest =
@@ -67,6 +88,8 @@ export type CommandError = Error & {
 
 /** How long past its own timeout a command's answer may take before the helper counts as stuck. */
 const HELPER_GRACE_MS = 10_000;
+/** How soon after a kill the helper must report a piped process's end. */
+const KILL_ANSWER_MS = 2_000;
 /** A command without a timeout of its own still gets an answer within this (plus the grace). */
 const DEFAULT_WAIT_MS = 10 * 60_000;
 /** A helper with nothing to do for this long is stopped; the next command starts another. */
@@ -132,9 +155,10 @@ function startHelper(): ChildProcess | undefined {
     helperUnavailable = true;
     return undefined;
   }
-  child.on('message', (message: SpawnerReply | LeaderEvent | typeof SPAWNER_READY) => {
+  child.on('message', (message: SpawnerReply | LeaderEvent | PipedEvent | typeof SPAWNER_READY) => {
     if (message === SPAWNER_READY) readyHelpers.add(child);
     else if ('leader' in message) leaders.get(message.id)?.fromHelper(message);
+    else if ('piped' in message) pipedRuns.get(message.id)?.fromHelper(message);
     else settle(message);
   });
   child.on('error', () => undefined);
@@ -151,9 +175,7 @@ function startHelper(): ChildProcess | undefined {
       if (ranNothing) entry.direct();
       else entry.reject(commandError("the worker's command helper exited while the command ran", '', ''));
     }
-    for (const leader of leaders.values()) {
-      if (leader.helper === child) leader.helperGone(ranNothing);
-    }
+    helperGoneFor(child);
     refHelper();
   });
   helper = child;
@@ -171,7 +193,7 @@ function refHelper(): void {
   const child = helper;
   if (!child) return;
   const channel = child.channel as { ref?: () => void; unref?: () => void } | undefined;
-  if (pending.size > 0 || leaders.size > 0) {
+  if (pending.size > 0 || leaders.size > 0 || pipedRuns.size > 0) {
     child.ref();
     channel?.ref?.();
     return;
@@ -179,23 +201,50 @@ function refHelper(): void {
   child.unref();
   channel?.unref?.();
   idleTimer = setTimeout(() => {
-    if (pending.size > 0 || leaders.size > 0 || helper !== child) return;
+    if (pending.size > 0 || leaders.size > 0 || pipedRuns.size > 0 || helper !== child) return;
     helper = undefined;
     if (child.connected) child.disconnect();
   }, helperIdleMs);
   idleTimer.unref();
 }
 
+/**
+ * A helper that stopped answering takes no new work. Its leaders run on and are watched through
+ * their files; its piped processes start again from the worker; once its requests are answered or
+ * given up, it is closed.
+ */
+function retire(child: ChildProcess): void {
+  if (helper === child) helper = undefined;
+  retiredHelpers.add(child);
+  // Its searches start again from the worker: the ones it runs are not wanted any more.
+  for (const run of pipedRuns.values()) if (run.helper === child) sendKill(child, run.id);
+  helperGoneFor(child);
+  // Only the current helper is kept referenced: a retired one must not keep its worker alive.
+  child.unref();
+  (child.channel as { unref?: () => void } | undefined)?.unref?.();
+  if (![...pending.values()].some((other) => other.helper === child) && child.connected) child.disconnect();
+}
+
+function helperGoneFor(child: ChildProcess): void {
+  for (const leader of [...leaders.values()]) {
+    if (leader.helper === child) leader.helperGone();
+  }
+  for (const run of [...pipedRuns.values()]) {
+    if (run.helper === child) run.helperGone();
+  }
+}
+
 /** Take a request or a leader off the books; a retired helper with nothing left is closed. */
 function forget(id: number, entry?: Pending): void {
-  const child = entry?.helper ?? leaders.get(id)?.helper;
+  const child = entry?.helper ?? leaders.get(id)?.helper ?? pipedRuns.get(id)?.helper;
   pending.delete(id);
   leaders.delete(id);
+  pipedRuns.delete(id);
   if (entry) clearTimeout(entry.timer);
   if (!child) return refHelper();
   if (
     retiredHelpers.has(child) &&
-    ![...pending.values(), ...leaders.values()].some((other) => other.helper === child)
+    ![...pending.values(), ...leaders.values(), ...pipedRuns.values()].some((other) => other.helper === child)
   ) {
     if (child.connected) child.disconnect();
   }
@@ -240,9 +289,8 @@ export function runCommand(
       if (!entry) return;
       // The helper kills a command at its timeout; one that still has not answered is stuck. New
       // commands go to a new helper, and this one is closed once its other commands are done.
-      if (helper === child) helper = undefined;
-      retiredHelpers.add(child);
       forget(id, entry);
+      retire(child);
       reject(commandError(`the worker's command helper gave no answer for ${file} within ${wait} ms`, '', ''));
     }, wait);
     const entry: Pending = { resolve, reject, timer, helper: child, direct };
@@ -297,6 +345,10 @@ const leaders = new Map<number, HelperLeader>();
 
 class HelperLeader extends EventEmitter implements Leader {
   private started = false;
+
+  get isStarted(): boolean {
+    return this.started;
+  }
   private done = false;
 
   constructor(
@@ -328,12 +380,15 @@ class HelperLeader extends EventEmitter implements Leader {
     }
   }
 
-  helperGone(ranNothing: boolean): void {
+  /**
+   * The helper died or was given up on. A leader it reported started runs on (`lost`); one it did
+   * not can have run nothing, as it waits for a "go" only a `started` leads to: it starts here.
+   */
+  helperGone(): void {
     if (this.done) return;
     this.end();
     if (this.started) this.emit('lost');
-    else if (ranNothing) this.direct();
-    else this.emit('error', new Error("the worker's command helper exited while the command started"));
+    else this.direct();
   }
 
   go(): void {
@@ -368,7 +423,14 @@ class DirectLeader extends EventEmitter implements Leader {
   private child: ChildProcess | undefined;
 
   start(file: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): void {
-    const child = spawn(file, args, { cwd, env, detached: true, stdio: ['pipe', 'ignore', 'ignore', 'pipe'] });
+    let child: ChildProcess;
+    try {
+      child = spawn(file, args, { cwd, env, detached: true, stdio: ['pipe', 'ignore', 'ignore', 'pipe'] });
+    } catch (error) {
+      // Arguments spawn refuses outright (a NUL byte, a command line past the kernel's limit).
+      process.nextTick(() => this.emit('error', error));
+      return;
+    }
     this.child = child;
     child.on('error', (error) => {
       if (child.pid === undefined) this.emit('error', error);
@@ -387,6 +449,7 @@ class DirectLeader extends EventEmitter implements Leader {
   }
 
   release(): void {
+    this.child?.stdin?.destroy();
     this.child?.stdio[3]?.destroy();
     // The leader may wait on for a background job that holds the capture pipe: it must not keep
     // this process (a one-shot `durable-agent tool`) alive.
@@ -420,9 +483,163 @@ export function startLeader(file: string, args: string[], cwd: string, env: Node
   refHelper();
   leader.send({ leader: 'start', id, file, args, cwd, env }, () => {
     if (leaders.get(id) !== leader) return;
-    leader.helperGone(true);
+    leader.helperGone();
   });
+  // A helper that does not say within the grace whether the leader started is stuck: given up.
+  const noAnswer = setTimeout(() => {
+    if (leaders.get(id) === leader && !leader.isStarted) retire(child);
+  }, HELPER_GRACE_MS);
+  noAnswer.unref();
+  leader.once('started', () => clearTimeout(noAnswer));
   return leader;
+}
+
+/**
+ * A process whose stdout and stderr stream back through pipes (ripgrep for Grep and Glob), as
+ * `spawn` with `stdio: ['ignore', 'pipe', 'pipe']` gives it: `stdout` and `stderr` emit `data`
+ * (Buffers), the process emits `error` when it cannot start and `close` (code, signal) at its end,
+ * and `kill` stops it. `lost`: the helper running it died, and so, its pipes gone, did it; what it
+ * did is safe to do again only for a command that changes nothing.
+ */
+export interface PipedProcess extends EventEmitter {
+  readonly stdout: EventEmitter;
+  readonly stderr: EventEmitter;
+  kill(): void;
+}
+
+/** Piped processes a helper runs, until their end is known. */
+const pipedRuns = new Map<number, HelperPiped>();
+
+class HelperPiped extends EventEmitter implements PipedProcess {
+  readonly stdout = new EventEmitter();
+  readonly stderr = new EventEmitter();
+  private done = false;
+  private killed = false;
+  /** When the helper last said anything of this process. */
+  private lastHeard = Date.now();
+
+  constructor(
+    readonly id: number,
+    readonly helper: ChildProcess,
+  ) {
+    super();
+  }
+
+  fromHelper(event: PipedEvent): void {
+    if (this.done) return;
+    this.lastHeard = Date.now();
+    if (event.piped === 'data') {
+      this[event.stream].emit('data', Buffer.from(event.data, 'base64'));
+      return;
+    }
+    this.end();
+    if (event.piped === 'error') {
+      this.emit('error', Object.assign(new Error(event.message), event.code ? { code: event.code } : {}));
+    } else this.emit('close', event.code, event.signal);
+  }
+
+  helperGone(): void {
+    if (this.done) return;
+    this.end();
+    this.emit('lost');
+  }
+
+  kill(): void {
+    if (this.done || this.killed) return;
+    this.killed = true;
+    sendKill(this.helper, this.id);
+    // A helper that says nothing of it for a while after a kill (output still on its way counts)
+    // is stuck: given up.
+    this.lastHeard = Date.now();
+    const check = () => {
+      if (this.done) return;
+      const quiet = Date.now() - this.lastHeard;
+      if (quiet >= KILL_ANSWER_MS) retire(this.helper);
+      else setTimeout(check, KILL_ANSWER_MS - quiet).unref();
+    };
+    setTimeout(check, KILL_ANSWER_MS).unref();
+  }
+
+  private end(): void {
+    this.done = true;
+    if (pipedRuns.get(this.id) === this) forget(this.id);
+  }
+}
+
+function sendKill(child: ChildProcess, id: number): void {
+  try {
+    if (child.connected) child.send({ piped: 'kill', id } satisfies PipedRequest);
+  } catch {
+    // The helper is going; its exit ends the process too.
+  }
+}
+
+/** A piped process the worker started itself (no helper). */
+class DirectPiped extends EventEmitter implements PipedProcess {
+  readonly stdout = new EventEmitter();
+  readonly stderr = new EventEmitter();
+  private child: ChildProcess | undefined;
+
+  constructor(file: string, args: string[], cwd: string, env: NodeJS.ProcessEnv) {
+    super();
+    let child: ChildProcess;
+    try {
+      child = spawn(file, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    } catch (error) {
+      process.nextTick(() => this.emit('error', error));
+      return;
+    }
+    this.child = child;
+    child.stdout?.on('data', (chunk: Buffer) => this.stdout.emit('data', chunk));
+    child.stderr?.on('data', (chunk: Buffer) => this.stderr.emit('data', chunk));
+    child.on('error', (error) => this.emit('error', error));
+    child.on('close', (code, signal) => this.emit('close', code, signal));
+  }
+
+  kill(): void {
+    if (this.child && this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
+  }
+}
+
+/**
+ * Start `file args` with its output piped back (see {@link PipedProcess}): from the helper when
+ * there is one (and `fromHelper` is not false), else from the worker.
+ */
+export function spawnPiped(
+  file: string,
+  args: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  options: { fromHelper?: boolean; maxStdoutBytes?: number } = {},
+): PipedProcess {
+  const { fromHelper = true, maxStdoutBytes } = options;
+  const child = fromHelper ? startHelper() : undefined;
+  if (!child) return new DirectPiped(file, args, cwd, env);
+  const id = nextId++;
+  const run = new HelperPiped(id, child);
+  pipedRuns.set(id, run);
+  refHelper();
+  const request: PipedRequest = {
+    piped: 'start',
+    id,
+    file,
+    args,
+    cwd,
+    env,
+    ...(maxStdoutBytes !== undefined ? { maxStdoutBytes } : {}),
+  };
+  const notSent = () => {
+    if (pipedRuns.get(id) !== run) return;
+    run.helperGone();
+  };
+  try {
+    child.send(request, (error) => {
+      if (error) notSent();
+    });
+  } catch {
+    process.nextTick(notSent);
+  }
+  return run;
 }
 
 /** The helper's pid, while one runs (tests). */

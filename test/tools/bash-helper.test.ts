@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { commandFiles, runCommand, type CommandGroup } from '../../src/activities/tools/command-run';
-import { spawnerPid, stopSpawner } from '../../src/worker/spawner';
+import { spawnerPid, stopSpawner, useSpawnerHelper } from '../../src/worker/spawner';
 import { tempDir } from '../support/harness';
 
 const env = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
@@ -34,6 +34,11 @@ function run(script: string, onGroup: (group: CommandGroup) => void = () => {}, 
 
 afterAll(() => stopSpawner());
 
+/** Until the worker has seen `helper` die. */
+async function helperGone(helper: number): Promise<void> {
+  for (let i = 0; i < 250 && spawnerPid() === helper; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+}
+
 test("the leader's parent is the helper, and the command's output and exit status come back", async () => {
   let parent: number | undefined;
   const result = await run('echo hello; exit 3', (group) => {
@@ -47,10 +52,12 @@ test("the leader's parent is the helper, and the command's output and exit statu
 
 test('a helper SIGKILLed while the command runs: the command runs on, and its result is still reported', async () => {
   let pgid: number | undefined;
-  const result = run('sleep 1; echo "done after $((1 + 1))"', (group) => {
+  // Once the marker is there, the leader has its "go" and the command runs.
+  const marker = path.join(tempDir('bash-helper-marker'), 'running');
+  const result = run(`: > ${marker}; sleep 1; echo "done after $((1 + 1))"`, (group) => {
     pgid = group.pgid;
   });
-  for (let i = 0; i < 100 && pgid === undefined; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  for (let i = 0; i < 250 && !fs.existsSync(marker); i++) await new Promise((resolve) => setTimeout(resolve, 20));
   const helper = spawnerPid();
   expect(helper).toBeDefined();
   expect(parentOf(pgid!)).toBe(helper);
@@ -84,3 +91,47 @@ test('a workspace that is not there is a start error, said as such', async () =>
   });
   expect(result).toMatchObject({ spawnError: expect.objectContaining({ message: expect.stringContaining('ENOENT') }) });
 });
+
+test('a NUL byte in the command is a start error from the helper and from the worker alike, never a crash', async () => {
+  for (const helper of [true, false]) {
+    useSpawnerHelper(helper);
+    try {
+      await expect(run('echo a\0b')).resolves.toMatchObject({
+        spawnError: expect.objectContaining({ message: expect.stringContaining('null bytes') }),
+      });
+    } finally {
+      useSpawnerHelper(true);
+    }
+  }
+});
+
+test('a helper that stops answering: the timeout still ends the command on time', async () => {
+  let pgid: number | undefined;
+  const started = Date.now();
+  const result = run('sleep 30', (group) => (pgid = group.pgid), 1_000);
+  for (let i = 0; i < 100 && pgid === undefined; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  const helper = spawnerPid()!;
+  process.kill(helper, 'SIGSTOP');
+  try {
+    await expect(result).resolves.toMatchObject({ timedOut: true });
+    expect(Date.now() - started).toBeLessThan(6_000);
+  } finally {
+    process.kill(helper, 'SIGKILL');
+    await helperGone(helper);
+  }
+});
+
+test('a helper that never says the leader started: after the grace the command starts from the worker', async () => {
+  await run('true'); // a helper that is up
+  const helper = spawnerPid();
+  if (helper === undefined) throw new Error('no helper runs');
+  process.kill(helper, 'SIGSTOP');
+  try {
+    let parent: number | undefined;
+    const result = await run('echo from the worker', (group) => (parent = parentOf(group.pgid)));
+    expect(result).toMatchObject({ exitCode: 0, output: 'from the worker\n' });
+    expect(parent).toBe(process.pid);
+  } finally {
+    process.kill(helper, 'SIGKILL');
+  }
+}, 30_000);

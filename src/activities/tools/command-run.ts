@@ -183,13 +183,29 @@ export function runCommand(options: RunCommandOptions): Promise<Finished | { spa
     const killGroup = () => {
       if (pid !== undefined) killProcessGroup(pid);
     };
+    // After a kill the end is known from the group itself, whether or not the helper relays it.
+    const endAfterKill = () => {
+      if (pid === undefined) return;
+      void waitForProcessGroupExit(pid).then(async () => {
+        if (settled) return;
+        exitStatus ??= await readExitStatus(files.exit);
+        finish();
+      });
+    };
     const onAbort = () => {
       aborted = true;
+      // Not started yet: it waits for a "go" it will never get, and is killed if it turns up.
+      if (pid === undefined) {
+        stopWatching();
+        reject(abortError('The Bash command was aborted'));
+        return;
+      }
       void (options.stillOwner ?? (() => Promise.resolve(true)))()
         .catch(() => true)
         .then((owner) => {
-          if (owner) killGroup();
-          else finish();
+          if (!owner) return finish();
+          killGroup();
+          endAfterKill();
         });
     };
     const stopWatching = () => {
@@ -245,29 +261,36 @@ export function runCommand(options: RunCommandOptions): Promise<Finished | { spa
     });
     leader.on('lost', () => {
       if (settled) return;
+      // The kill went out already (or the group is another attempt's now): the group says how it ended.
+      if (aborted || timedOut) return endAfterKill();
       stopWatching();
       if (!group || !commandLetStart) {
         killGroup();
-        resolve(notStarted());
+        // The journal's record of the group is written before this attempt answers.
+        void recording.then(() => resolve(notStarted()));
         return;
       }
-      adoptCommand({ group, files, signal, progress: options.progress, progressMs: options.progressMs }).then(
-        async (ended) => {
-          if (!('gone' in ended)) return resolve(ended);
-          // "go" may not have reached the leader before the helper died.
-          resolve((await commandStarted(files)) ? ended.gone : notStarted());
-        },
-        reject,
-      );
+      adoptCommand({
+        group,
+        files,
+        signal,
+        progress: options.progress,
+        progressMs: options.progressMs,
+        ...(options.stillOwner ? { stillOwner: options.stillOwner } : {}),
+      }).then(async (ended) => {
+        if (!('gone' in ended)) return resolve(ended);
+        // "go" may not have reached the leader before the helper died.
+        resolve((await commandStarted(files)) ? ended.gone : notStarted());
+      }, reject);
     });
 
     let commandLetStart = false;
+    let recording: Promise<unknown> = Promise.resolve();
+    signal.addEventListener('abort', onAbort, { once: true });
     leader.once('started', (started: number) => {
       pid = started;
       if (settled) return killGroup();
-      signal.addEventListener('abort', onAbort, { once: true });
-      if (signal.aborted) onAbort();
-      void (async () => {
+      recording = (async () => {
         group = {
           pgid: started,
           ...(await processStart(started).then((start) => (start ? { leaderStart: start } : {}))),
@@ -275,6 +298,8 @@ export function runCommand(options: RunCommandOptions): Promise<Finished | { spa
           timeoutMs: options.timeoutMs,
           ...(options.placeholders?.length ? { placeholders: options.placeholders } : {}),
         };
+        // Lost or aborted meanwhile: the group is killed, and no record is wanted of it.
+        if (settled) return;
         await options.record?.(group);
         if (settled || aborted) return;
         leader.go();
@@ -282,6 +307,7 @@ export function runCommand(options: RunCommandOptions): Promise<Finished | { spa
         timeout = setTimeout(() => {
           timedOut = true;
           killGroup();
+          endAfterKill();
         }, options.timeoutMs);
         beat = setInterval(() => void outputBytes(files).then(options.progress), options.progressMs);
       })().catch((error: unknown) => {
@@ -306,6 +332,8 @@ export async function adoptCommand(options: {
   signal: AbortSignal;
   progress: (outputBytes: number) => void;
   progressMs: number;
+  /** Asked on an abort, as `runCommand` asks it: false leaves the group to the attempt that now has it. */
+  stillOwner?: () => Promise<boolean>;
 }): Promise<Finished | { gone: Finished }> {
   const { group, files, signal } = options;
   const deadline = Date.parse(group.startedAt) + group.timeoutMs;
@@ -317,8 +345,10 @@ export async function adoptCommand(options: {
       return readFinished(files, status, false);
     }
     if (signal.aborted) {
-      killProcessGroup(group.pgid);
-      await waitForProcessGroupExit(group.pgid);
+      if (await (options.stillOwner ?? (() => Promise.resolve(true)))().catch(() => true)) {
+        killProcessGroup(group.pgid);
+        await waitForProcessGroupExit(group.pgid);
+      }
       throw abortError('The Bash command was aborted');
     }
     if (!(await groupAlive(group))) {

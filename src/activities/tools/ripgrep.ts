@@ -1,7 +1,7 @@
-import { spawn } from 'node:child_process';
 import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
 import * as path from 'node:path';
+import { spawnPiped, type PipedProcess } from '../../worker/spawner';
 import { abortError } from './abort-error';
 import { WORKSPACE_DATA_DIR } from './workspace-data';
 
@@ -64,13 +64,21 @@ export interface RipgrepOptions {
 /**
  * Run ripgrep with `args` and collect its output. Rejects with an AbortError (after rg is gone)
  * when the signal fires. `--no-config` keeps a user's RIPGREP_CONFIG_PATH (which may name
- * `--pre` commands) out of a read-only tool.
+ * `--pre` commands) out of a read-only tool. rg starts from the worker's command helper
+ * (`spawnPiped`), so its start does not copy the worker's memory; a helper that dies under it takes
+ * rg along, and a search changes nothing, so it runs again from the worker.
  */
 export async function runRipgrep(rg: string, args: string[], options: RipgrepOptions): Promise<RipgrepRun> {
-  const maxBytes = options.maxOutputBytes ?? 32 * 1024 * 1024;
   if (options.signal.aborted) throw abortError();
+  const maxStdoutBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+  const start = (fromHelper: boolean) =>
+    spawnPiped(rg, ['--no-config', ...args], options.cwd, process.env, { fromHelper, maxStdoutBytes });
+  return collect(start(true), options, () => collect(start(false), options));
+}
+
+function collect(child: PipedProcess, options: RipgrepOptions, again?: () => Promise<RipgrepRun>): Promise<RipgrepRun> {
+  const maxBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
   return new Promise<RipgrepRun>((resolve, reject) => {
-    const child = spawn(rg, ['--no-config', ...args], { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     const stdout: Buffer[] = [];
     const stderr: Buffer[] = [];
     let stdoutBytes = 0;
@@ -79,12 +87,9 @@ export async function runRipgrep(rg: string, args: string[], options: RipgrepOpt
     let aborted = false;
     let settled = false;
 
-    const kill = () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    };
     const onAbort = () => {
       aborted = true;
-      kill();
+      child.kill();
     };
     options.signal.addEventListener('abort', onAbort, { once: true });
 
@@ -94,7 +99,7 @@ export async function runRipgrep(rg: string, args: string[], options: RipgrepOpt
       stdoutBytes += chunk.length;
       if (stdoutBytes > maxBytes) {
         truncated = true;
-        kill();
+        child.kill();
       }
     });
     child.stderr.on('data', (chunk: Buffer) => {
@@ -105,23 +110,37 @@ export async function runRipgrep(rg: string, args: string[], options: RipgrepOpt
       settled = true;
       options.signal.removeEventListener('abort', onAbort);
     };
-    child.on('error', (error) => {
+    child.on('error', (error: Error) => {
       if (settled) return;
       settle();
-      kill();
+      child.kill();
       reject(aborted ? abortError() : error);
     });
-    child.on('close', (code) => {
+    child.on('lost', () => {
       if (settled) return;
+      if (truncated) return finishWith(null);
+      settle();
+      if (aborted || options.signal.aborted) reject(abortError());
+      else if (again) again().then(resolve, reject);
+      else reject(new Error('ripgrep stopped with the process that ran it'));
+    });
+    // Stopped at the cap, its output is all there is, however it ended.
+    const finishWith = (code: number | null) => {
       settle();
       if (aborted) return reject(abortError());
       let text = Buffer.concat(stdout).toString('utf8');
       // A cut may split the last line; drop the partial line.
       if (truncated) text = text.slice(0, Math.max(0, text.lastIndexOf('\n') + 1));
       resolve({ stdout: text, stderr: Buffer.concat(stderr).toString('utf8'), exitCode: code, truncated });
+    };
+    child.on('close', (code: number | null) => {
+      if (!settled) finishWith(code);
     });
   });
 }
+
+/** Output kept of one run when the caller names no cap. */
+const DEFAULT_MAX_OUTPUT_BYTES = 32 * 1024 * 1024;
 
 /** Split rg's line output, dropping the final empty line and the './' prefix rg adds for path '.'. */
 export function outputLines(stdout: string): string[] {
