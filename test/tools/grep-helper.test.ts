@@ -65,14 +65,20 @@ test('a program that is not there fails as spawn does', async () => {
 });
 
 test("a flood of output is relayed at the worker's pace: the helper's memory stays small", async () => {
+  const peak = (pid: number) =>
+    Number(/^VmHWM:\s+(\d+) kB$/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024;
+  // A helper that is up, and its peak so far.
+  const quiet = fakeRg('echo warm');
+  await runRipgrep(quiet.rg, [], { cwd: quiet.cwd, signal: new AbortController().signal });
+  const before = peak(spawnerPid()!);
   const { rg, cwd } = fakeRg('exec head -c 100000000 /dev/zero');
   const run = await runRipgrep(rg, [], { cwd, signal: new AbortController().signal, maxOutputBytes: 200_000_000 });
   expect(run).toMatchObject({ truncated: false, exitCode: 0 });
   expect(run.stdout).toHaveLength(100_000_000);
   const helper = spawnerPid();
   expect(helper).toBeDefined();
-  // The helper's peak resident memory (about 120 MiB here; over 200 MiB when it read all it could and
-  // queued it for the worker).
-  const peakKiB = Number(/^VmHWM:\s+(\d+) kB$/m.exec(fs.readFileSync(`/proc/${helper}/status`, 'utf8'))?.[1]);
-  expect(peakKiB / 1024).toBeLessThan(160);
+  // What the flood added to the helper's peak resident memory (its peak before includes ts-node's
+  // start-up here): 7 to 14 MiB on Node 20 and 24, against 87 to 98 MiB when it read all it could
+  // and queued it for the worker.
+  expect(peak(helper!) - before).toBeLessThan(50);
 });
