@@ -345,11 +345,11 @@ const leaders = new Map<number, HelperLeader>();
 
 class HelperLeader extends EventEmitter implements Leader {
   private started = false;
+  private done = false;
 
   get isStarted(): boolean {
     return this.started;
   }
-  private done = false;
 
   constructor(
     readonly id: number,
@@ -392,24 +392,13 @@ class HelperLeader extends EventEmitter implements Leader {
   }
 
   go(): void {
-    this.send({ leader: 'go', id: this.id });
+    sendTo(this.helper, { leader: 'go', id: this.id } satisfies LeaderRequest);
   }
 
   release(): void {
     if (this.done) return;
     this.end();
-    this.send({ leader: 'release', id: this.id });
-  }
-
-  send(request: LeaderRequest, onFailure?: () => void): void {
-    try {
-      if (!this.helper.connected) throw new Error('closed');
-      this.helper.send(request, (error) => {
-        if (error) onFailure?.();
-      });
-    } catch {
-      onFailure?.();
-    }
+    sendTo(this.helper, { leader: 'release', id: this.id } satisfies LeaderRequest);
   }
 
   private end(): void {
@@ -481,9 +470,8 @@ export function startLeader(file: string, args: string[], cwd: string, env: Node
   });
   leaders.set(id, leader);
   refHelper();
-  leader.send({ leader: 'start', id, file, args, cwd, env }, () => {
-    if (leaders.get(id) !== leader) return;
-    leader.helperGone();
+  sendTo(child, { leader: 'start', id, file, args, cwd, env }, () => {
+    if (leaders.get(id) === leader) leader.helperGone();
   });
   // A helper that does not say within the grace whether the leader started is stuck: given up.
   const noAnswer = setTimeout(() => {
@@ -567,10 +555,22 @@ class HelperPiped extends EventEmitter implements PipedProcess {
 }
 
 function sendKill(child: ChildProcess, id: number): void {
+  // A helper that is going ends the process too.
+  sendTo(child, { piped: 'kill', id } satisfies PipedRequest);
+}
+
+/**
+ * Send `message` to a helper; `notSent` when it did not get there (the channel closed, or the
+ * send failed), so the caller can do without the helper.
+ */
+function sendTo(child: ChildProcess, message: LeaderRequest | PipedRequest, notSent?: () => void): void {
   try {
-    if (child.connected) child.send({ piped: 'kill', id } satisfies PipedRequest);
+    if (!child.connected) throw new Error('closed');
+    child.send(message, (error) => {
+      if (error) notSent?.();
+    });
   } catch {
-    // The helper is going; its exit ends the process too.
+    if (notSent) process.nextTick(notSent);
   }
 }
 
@@ -628,17 +628,9 @@ export function spawnPiped(
     env,
     ...(maxStdoutBytes !== undefined ? { maxStdoutBytes } : {}),
   };
-  const notSent = () => {
-    if (pipedRuns.get(id) !== run) return;
-    run.helperGone();
-  };
-  try {
-    child.send(request, (error) => {
-      if (error) notSent();
-    });
-  } catch {
-    process.nextTick(notSent);
-  }
+  sendTo(child, request, () => {
+    if (pipedRuns.get(id) === run) run.helperGone();
+  });
   return run;
 }
 
