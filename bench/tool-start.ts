@@ -1,9 +1,9 @@
 /**
  * What starting a tool's process costs the worker, started from the worker itself and from its
- * command helper (`startLeader` for Bash, `spawnPiped` for ripgrep), with the worker as large as
+ * command helper (`startLeader` for Bash, `spawnPiped` for ripgrep and hooks), with the worker as large as
  * one that holds many jobs: `TOOL_START_MIB` (default 1024) of touched memory is held while 40
- * calls of each tool run one after the other in each mode: an unsandboxed Bash `true`, and a Grep
- * over a one-file workspace. Per call: the wall time, the worker's own CPU (`process.cpuUsage`),
+ * calls of each tool run one after the other in each mode: an unsandboxed Bash `true`, a Grep
+ * over a one-file workspace, and an unsandboxed hook `true`. Per call: the wall time, the worker's own CPU (`process.cpuUsage`),
  * and the longest stall of its event loop (a 1 ms timer's worst lateness, which every model stream
  * and heartbeat of the worker's other jobs waits out).
  *
@@ -13,16 +13,39 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { runHookProcess } from '../src/activities/hooks/hook-process';
+import { SandboxEngine } from '../src/activities/sandbox/engine';
 import { executeTool, type ToolContext } from '../src/activities/tools/index';
 import { stopSpawner, useSpawnerHelper } from '../src/worker/spawner';
 
 const CALLS = 40;
 const MIB = Number(process.env.TOOL_START_MIB ?? 1024);
 
-const CALLS_OF = {
-  Bash: { command: 'true' },
-  Grep: { pattern: 'needle' },
-} as const;
+/** One call of each measured kind; each throws when the call failed. */
+function callsOf(ctx: ToolContext, engine: SandboxEngine): Record<string, () => Promise<void>> {
+  const tool = (name: string, input: Record<string, unknown>) => async () => {
+    const result = await executeTool(name, input, ctx);
+    if (result.isError) throw new Error(`${name} failed: ${JSON.stringify(result.content)}`);
+  };
+  return {
+    Bash: tool('Bash', { command: 'true' }),
+    Grep: tool('Grep', { pattern: 'needle' }),
+    hook: async () => {
+      const run = await runHookProcess({
+        command: 'true',
+        timeoutSec: 60,
+        workspace: ctx.workspace,
+        sessionKey: 'bench',
+        policy: { enabled: false, source: 'bench' },
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+        stdin: '{"hook_event_name":"PreToolUse"}',
+        engine,
+        signal: ctx.signal,
+      });
+      if ('refused' in run || run.exitCode !== 0) throw new Error(`hook failed: ${JSON.stringify(run)}`);
+    },
+  };
+}
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -36,7 +59,7 @@ interface Measured {
   stall: number;
 }
 
-async function measure(tool: keyof typeof CALLS_OF, ctx: ToolContext): Promise<Measured> {
+async function measure(call: () => Promise<void>): Promise<Measured> {
   const walls: number[] = [];
   const cpus: number[] = [];
   const stalls: number[] = [];
@@ -50,13 +73,12 @@ async function measure(tool: keyof typeof CALLS_OF, ctx: ToolContext): Promise<M
     }, 1);
     const cpu = process.cpuUsage();
     const started = performance.now();
-    const result = await executeTool(tool, CALLS_OF[tool], ctx);
+    await call();
     walls.push(performance.now() - started);
     const used = process.cpuUsage(cpu);
     cpus.push((used.user + used.system) / 1000);
     clearInterval(ticker);
     stalls.push(Math.max(worst, performance.now() - last - 1));
-    if (result.isError) throw new Error(`${tool} failed: ${JSON.stringify(result.content)}`);
   }
   return { wall: median(walls), cpu: median(cpus), stall: median(stalls) };
 }
@@ -77,18 +99,18 @@ async function main(): Promise<void> {
   };
   try {
     const rows: Array<[string, Measured, Measured]> = [];
-    for (const tool of Object.keys(CALLS_OF) as Array<keyof typeof CALLS_OF>) {
+    for (const [tool, call] of Object.entries(callsOf(ctx, new SandboxEngine()))) {
       const byMode: Measured[] = [];
       for (const helper of [false, true]) {
         useSpawnerHelper(helper);
-        await executeTool(tool, CALLS_OF[tool], ctx); // warm-up (and the helper's start)
-        byMode.push(await measure(tool, ctx));
+        await call(); // warm-up (and the helper's start)
+        byMode.push(await measure(call));
       }
       rows.push([tool, byMode[0]!, byMode[1]!]);
     }
     const rss = Math.round(process.memoryUsage().rss / 2 ** 20);
     console.log(
-      `tool-start: ${CALLS} calls per tool and mode (Bash \`true\` unsandboxed, Grep over one file), worker RSS ${rss} MiB; node ${process.version}, ${os.cpus().length} cpus`,
+      `tool-start: ${CALLS} calls per tool and mode (Bash \`true\` unsandboxed, Grep over one file, a \`true\` hook unsandboxed), worker RSS ${rss} MiB; node ${process.version}, ${os.cpus().length} cpus`,
     );
     console.log('| tool | started         | wall p50  | worker CPU p50 | event-loop stall p50 |');
     console.log('| ---- | --------------- | --------- | -------------- | -------------------- |');

@@ -9,7 +9,7 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { SPAWNER_READY } from './spawner';
+import { SPAWNER_READY, killGroupOf, startPiped } from './spawner';
 import type { LeaderEvent, LeaderRequest, PipedEvent, PipedRequest, SpawnerReply, SpawnerRequest } from './spawner';
 
 const running = new Set<ChildProcess>();
@@ -74,27 +74,56 @@ function onLeaderRequest(request: LeaderRequest): void {
 const MAX_UNDER_WAY = 8;
 
 /** Piped processes running here: they end with this process, as they would with a worker. */
-const piped = new Map<number, ChildProcess>();
+const piped = new Map<number, { child: ChildProcess; detached: boolean }>();
+
+/** Piped processes being started (their stdin file made), and those of them asked to stop already. */
+const starting = new Set<number>();
+const stopEarly = new Set<number>();
+
+function stop(child: ChildProcess, detached: boolean): void {
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  if (detached) killGroupOf(child.pid);
+  else child.kill('SIGKILL');
+}
 
 function onPipedRequest(request: PipedRequest): void {
   const { id } = request;
   if (request.piped === 'kill') {
-    const child = piped.get(id);
-    if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    const entry = piped.get(id);
+    if (entry) stop(entry.child, entry.detached);
+    else if (starting.has(id)) stopEarly.add(id);
     return;
   }
-  let child: ChildProcess;
-  try {
-    child = spawn(request.file, request.args, {
-      cwd: request.cwd,
-      env: request.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-  } catch (error) {
-    reply({ piped: 'error', id, message: error instanceof Error ? error.message : String(error) });
+  if (request.piped === 'release') {
+    const entry = piped.get(id);
+    piped.delete(id);
+    entry?.child.stdout?.destroy();
+    entry?.child.stderr?.destroy();
     return;
   }
-  piped.set(id, child);
+  starting.add(id);
+  startPiped(
+    request.file,
+    request.args,
+    request.cwd,
+    request.env,
+    request,
+    (child) => {
+      starting.delete(id);
+      relay(request, child);
+    },
+    (error: unknown) => {
+      starting.delete(id);
+      stopEarly.delete(id);
+      reply({ piped: 'error', id, message: error instanceof Error ? error.message : String(error), refused: true });
+    },
+  );
+}
+
+function relay(request: PipedRequest & { piped: 'start' }, child: ChildProcess): void {
+  const { id } = request;
+  const detached = request.detached ?? false;
+  piped.set(id, { child, detached });
   // The worker reads the output as fast as the channel takes it: with more than a few messages
   // under way, reading stops until they are through, as a full pipe would hold the process back.
   let underWay = 0;
@@ -108,7 +137,7 @@ function onPipedRequest(request: PipedRequest): void {
         if (request.maxStdoutBytes !== undefined && stdoutBytes > request.maxStdoutBytes) return;
         stdoutBytes += chunk.length;
         // Past the cap: what was sent is all the worker keeps.
-        if (request.maxStdoutBytes !== undefined && stdoutBytes > request.maxStdoutBytes) child.kill('SIGKILL');
+        if (request.maxStdoutBytes !== undefined && stdoutBytes > request.maxStdoutBytes) stop(child, detached);
       }
       if (!process.connected) return;
       underWay++;
@@ -121,17 +150,25 @@ function onPipedRequest(request: PipedRequest): void {
       if (underWay >= MAX_UNDER_WAY) for (const each of [child.stdout, child.stderr]) each?.pause();
     });
   }
+  const mine = () => piped.get(id)?.child === child;
   child.on('error', (error: NodeJS.ErrnoException) => {
-    if (piped.get(id) !== child) return;
+    // After a start, an error (a failed kill) leaves the end to 'exit' and 'close'.
+    if (!mine() || child.pid !== undefined) return;
     piped.delete(id);
-    if (child.pid !== undefined) child.kill('SIGKILL');
     reply({ piped: 'error', id, message: error.message, ...(error.code ? { code: error.code } : {}) });
   });
+  child.on('exit', (code, signal) => {
+    if (mine()) reply({ piped: 'exit', id, code, signal });
+  });
   child.on('close', (code, signal) => {
-    if (piped.get(id) !== child) return;
+    if (!mine()) return;
     piped.delete(id);
     reply({ piped: 'close', id, code, signal });
   });
+  const early = stopEarly.delete(id);
+  if (child.pid === undefined) return;
+  reply({ piped: 'spawn', id, pid: child.pid });
+  if (early) stop(child, detached);
 }
 
 process.on('message', (request: SpawnerRequest | LeaderRequest | PipedRequest) => {
@@ -176,7 +213,8 @@ process.on('message', (request: SpawnerRequest | LeaderRequest | PipedRequest) =
 
 // The worker closed the channel or died: nobody will read the results.
 process.on('disconnect', () => {
-  for (const child of [...running, ...piped.values()]) child.kill('SIGKILL');
+  for (const child of running) child.kill('SIGKILL');
+  for (const { child, detached } of piped.values()) stop(child, detached);
   process.exit(0);
 });
 

@@ -2,7 +2,10 @@ import { execFile, fork, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
+import { stdinFile } from './stdin-file';
 
 /**
  * Short commands (the system prompt's git, a batch task's clone) started by a small helper
@@ -13,9 +16,8 @@ import path from 'node:path';
  * the worker's main-thread time. The helper (`spawner-helper.ts`) is forked once, on first use,
  * and restarted when it dies; when it cannot start at all, commands start from the worker as
  * before. A Bash command's group leader starts there too (`startLeader`): it talks to the worker
- * only through files and two small pipes, which the helper relays. So does ripgrep (Grep, Glob;
- * `spawnPiped`), whose output the helper relays. Hooks, whose stdin is a file the worker opens,
- * still start from the worker.
+ * only through files and two small pipes, which the helper relays. So do ripgrep (Grep, Glob) and
+ * hooks (`spawnPiped`), whose output the helper relays.
  */
 
 /** What `runCommand` takes: `execFile`'s options that make sense across a process boundary. */
@@ -36,7 +38,7 @@ export interface SpawnerRequest {
 
 /** What the helper is asked about a process whose output streams back (`spawnPiped`). */
 export type PipedRequest =
-  | {
+  | ({
       piped: 'start';
       id: number;
       file: string;
@@ -45,13 +47,26 @@ export type PipedRequest =
       env: NodeJS.ProcessEnv;
       /** Stdout past this many bytes is not wanted: the helper stops the process once it has sent them. */
       maxStdoutBytes?: number;
-    }
-  | { piped: 'kill'; id: number };
+    } & PipedStartOptions)
+  | { piped: 'kill'; id: number }
+  | { piped: 'release'; id: number };
+
+/** How a piped process starts beyond its command. */
+export interface PipedStartOptions {
+  /** Leading a process group of its own (its pid is the group's id), for a kill of all it starts. */
+  detached?: boolean;
+  /** Its stdin: a file holding this text (see `stdin-file.ts`); none when left out. */
+  stdinText?: string;
+  /** Where that file is made: the worker's temp folder (the helper has no TMPDIR of its own). */
+  tmpdir?: string;
+}
 
 /** What the helper tells of such a process: its output (base64), a failure to start, its end. */
 export type PipedEvent =
+  | { piped: 'spawn'; id: number; pid: number }
+  | { piped: 'exit'; id: number; code: number | null; signal: NodeJS.Signals | null }
   | { piped: 'data'; id: number; stream: 'stdout' | 'stderr'; data: string }
-  | { piped: 'error'; id: number; message: string; code?: string }
+  | { piped: 'error'; id: number; message: string; code?: string; refused?: boolean }
   | { piped: 'close'; id: number; code: number | null; signal: NodeJS.Signals | null };
 
 /** What the helper is asked about a group leader (`startLeader`). */
@@ -483,16 +498,22 @@ export function startLeader(file: string, args: string[], cwd: string, env: Node
 }
 
 /**
- * A process whose stdout and stderr stream back through pipes (ripgrep for Grep and Glob), as
- * `spawn` with `stdio: ['ignore', 'pipe', 'pipe']` gives it: `stdout` and `stderr` emit `data`
- * (Buffers), the process emits `error` when it cannot start and `close` (code, signal) at its end,
- * and `kill` stops it. `lost`: the helper running it died, and so, its pipes gone, did it; what it
- * did is safe to do again only for a command that changes nothing.
+ * A process whose stdout and stderr stream back through pipes (ripgrep for Grep and Glob, hooks),
+ * as `spawn` with `stdio: [stdin, 'pipe', 'pipe']` gives it: `stdout` and `stderr` emit `data`
+ * (Buffers); the process emits `spawn` (pid) once it runs, `error` when it cannot start (marked
+ * `refused` when no process was made at all: see `refusedStart`), `exit`
+ * (code, signal) when it exits and `close` (code, signal) once its pipes are closed too; `kill`
+ * stops it. `lost`: the helper running it died, its pipes with it; what the process did is safe
+ * to do again only for a command that changes nothing.
  */
 export interface PipedProcess extends EventEmitter {
   readonly stdout: EventEmitter;
   readonly stderr: EventEmitter;
+  /** Once `spawn` has been emitted. */
+  readonly pid: number | undefined;
   kill(): void;
+  /** No more of it is wanted: its pipes are closed (a background job it left may hold them). */
+  release(): void;
 }
 
 /** Piped processes a helper runs, until their end is known. */
@@ -501,6 +522,7 @@ const pipedRuns = new Map<number, HelperPiped>();
 class HelperPiped extends EventEmitter implements PipedProcess {
   readonly stdout = new EventEmitter();
   readonly stderr = new EventEmitter();
+  pid: number | undefined;
   private done = false;
   private killed = false;
   /** When the helper last said anything of this process. */
@@ -520,9 +542,25 @@ class HelperPiped extends EventEmitter implements PipedProcess {
       this[event.stream].emit('data', Buffer.from(event.data, 'base64'));
       return;
     }
+    if (event.piped === 'spawn') {
+      this.pid = event.pid;
+      this.emit('spawn', event.pid);
+      return;
+    }
+    if (event.piped === 'exit') {
+      this.emit('exit', event.code, event.signal);
+      return;
+    }
     this.end();
     if (event.piped === 'error') {
-      this.emit('error', Object.assign(new Error(event.message), event.code ? { code: event.code } : {}));
+      this.emit(
+        'error',
+        Object.assign(
+          new Error(event.message),
+          event.code ? { code: event.code } : {},
+          event.refused ? { refused: true } : {},
+        ),
+      );
     } else this.emit('close', event.code, event.signal);
   }
 
@@ -530,6 +568,13 @@ class HelperPiped extends EventEmitter implements PipedProcess {
     if (this.done) return;
     this.end();
     this.emit('lost');
+  }
+
+  release(): void {
+    if (this.done) return;
+    this.end();
+    // A helper that is going takes the pipes with it: nothing to release then.
+    sendTo(this.helper, { piped: 'release', id: this.id });
   }
 
   kill(): void {
@@ -574,31 +619,110 @@ function sendTo(child: ChildProcess, message: LeaderRequest | PipedRequest, notS
   }
 }
 
+/** SIGKILL to the process group `pgid` leads; gone already is fine. */
+export function killGroupOf(pgid: number): void {
+  try {
+    process.kill(-pgid, 'SIGKILL');
+  } catch {
+    // No such group any more.
+  }
+}
+
 /** A piped process the worker started itself (no helper). */
 class DirectPiped extends EventEmitter implements PipedProcess {
   readonly stdout = new EventEmitter();
   readonly stderr = new EventEmitter();
+  pid: number | undefined;
   private child: ChildProcess | undefined;
+  private killed = false;
+  private readonly detached: boolean;
 
-  constructor(file: string, args: string[], cwd: string, env: NodeJS.ProcessEnv) {
+  constructor(file: string, args: string[], cwd: string, env: NodeJS.ProcessEnv, options: PipedStartOptions) {
     super();
-    let child: ChildProcess;
-    try {
-      child = spawn(file, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    } catch (error) {
-      process.nextTick(() => this.emit('error', error));
-      return;
-    }
-    this.child = child;
-    child.stdout?.on('data', (chunk: Buffer) => this.stdout.emit('data', chunk));
-    child.stderr?.on('data', (chunk: Buffer) => this.stderr.emit('data', chunk));
-    child.on('error', (error) => this.emit('error', error));
-    child.on('close', (code, signal) => this.emit('close', code, signal));
+    this.detached = options.detached ?? false;
+    startPiped(
+      file,
+      args,
+      cwd,
+      env,
+      options,
+      (child) => {
+        this.child = child;
+        this.pid = child.pid;
+        child.stdout?.on('data', (chunk: Buffer) => this.stdout.emit('data', chunk));
+        child.stderr?.on('data', (chunk: Buffer) => this.stderr.emit('data', chunk));
+        child.on('error', (error) => this.emit('error', error));
+        child.on('exit', (code, signal) => this.emit('exit', code, signal));
+        child.on('close', (code, signal) => this.emit('close', code, signal));
+        const pid = child.pid;
+        if (pid === undefined) return;
+        // The caller's listeners are attached once this constructor has returned.
+        process.nextTick(() => {
+          this.emit('spawn', pid);
+          if (this.killed) this.kill();
+        });
+      },
+      (error: unknown) => process.nextTick(() => this.emit('error', refusedStart(error))),
+    );
+  }
+
+  release(): void {
+    this.child?.stdout?.destroy();
+    this.child?.stderr?.destroy();
   }
 
   kill(): void {
-    if (this.child && this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
+    this.killed = true;
+    const child = this.child;
+    if (!child || child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+    if (this.detached) killGroupOf(child.pid);
+    else child.kill('SIGKILL');
   }
+}
+
+/**
+ * Spawn a piped process (here or in the helper) and hand it to `attach` at once, in the same tick,
+ * before Node can report its end or a failure to start; its stdin file is made first when it has
+ * one, and closed once the process holds it. `failed`: spawn refused the arguments outright, or
+ * the stdin file could not be made (called in the same tick when there is no stdin file).
+ */
+export function startPiped(
+  file: string,
+  args: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  options: PipedStartOptions,
+  attach: (child: ChildProcess) => void,
+  failed: (error: unknown) => void,
+): void {
+  const go = (stdin?: FileHandle) => {
+    let child: ChildProcess;
+    try {
+      child = spawn(file, args, {
+        cwd,
+        env,
+        detached: options.detached ?? false,
+        stdio: [stdin?.fd ?? 'ignore', 'pipe', 'pipe'],
+      });
+    } catch (error) {
+      void stdin?.close().catch(() => undefined);
+      failed(error);
+      return;
+    }
+    attach(child);
+    void stdin?.close().catch(() => undefined);
+  };
+  if (options.stdinText === undefined) go();
+  else stdinFile(options.stdinText, options.tmpdir).then(go, failed);
+}
+
+/**
+ * A start that failed before any process existed (spawn refused the arguments, the stdin file
+ * could not be made), marked `refused`: unlike a program that is not there, which Node reports
+ * from a process that failed to exec.
+ */
+export function refusedStart(error: unknown): Error & { refused: true } {
+  return Object.assign(error instanceof Error ? error : new Error(String(error)), { refused: true as const });
 }
 
 /**
@@ -610,11 +734,12 @@ export function spawnPiped(
   args: string[],
   cwd: string,
   env: NodeJS.ProcessEnv,
-  options: { fromHelper?: boolean; maxStdoutBytes?: number } = {},
+  options: { fromHelper?: boolean; maxStdoutBytes?: number } & PipedStartOptions = {},
 ): PipedProcess {
-  const { fromHelper = true, maxStdoutBytes } = options;
+  const { fromHelper = true, maxStdoutBytes, ...start } = options;
+  if (start.stdinText !== undefined) start.tmpdir ??= os.tmpdir();
   const child = fromHelper ? startHelper() : undefined;
-  if (!child) return new DirectPiped(file, args, cwd, env);
+  if (!child) return new DirectPiped(file, args, cwd, env, start);
   const id = nextId++;
   const run = new HelperPiped(id, child);
   pipedRuns.set(id, run);
@@ -627,10 +752,17 @@ export function spawnPiped(
     cwd,
     env,
     ...(maxStdoutBytes !== undefined ? { maxStdoutBytes } : {}),
+    ...start,
   };
   sendTo(child, request, () => {
     if (pipedRuns.get(id) === run) run.helperGone();
   });
+  // A helper that does not say within the grace whether the process started is stuck: given up.
+  const noAnswer = setTimeout(() => {
+    if (pipedRuns.get(id) === run && run.pid === undefined) retire(child);
+  }, HELPER_GRACE_MS);
+  noAnswer.unref();
+  run.once('spawn', () => clearTimeout(noAnswer));
   return run;
 }
 

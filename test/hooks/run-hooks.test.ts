@@ -8,6 +8,7 @@ import { FileContentStore } from '../../src/activities/store/content-store';
 import { hookStdin, type HookCommand, type RunHookEvent, type RunHooksResult } from '../../src/shared/hooks';
 import type { ToolResultBlock } from '../../src/shared/messages';
 import type { JobSandbox } from '../../src/shared/sandbox';
+import { spawnerPid, stopSpawner } from '../../src/worker/spawner';
 import { fixtureEngine, livingSleeps, makeSandboxFixture, type SandboxFixture } from '../sandbox/support';
 
 /**
@@ -348,5 +349,60 @@ describe('runHooks: a job that needs the sandbox on a worker without one', () =>
       userMessages: [],
       ran: [],
     });
+  });
+});
+
+describe("runHooks: hooks start from the worker's command helper", () => {
+  afterAll(() => stopSpawner());
+
+  it('its parent is the helper, not the worker, and it reads the event on stdin as before', async () => {
+    const where = script(
+      'parent.sh',
+      'echo "$PPID" > "$CLAUDE_PROJECT_DIR/parent"; jq -r .hook_event_name >&2 2>/dev/null || cat >&2; exit 2',
+    );
+    const result = await run('Stop', [hook(where)], { sandbox: { enabled: false, source: '--no-sandbox' } });
+    expect(result.reason).toContain('Stop');
+    const parent = Number(fs.readFileSync(path.join(fixture.workspace, 'parent'), 'utf8'));
+    expect(spawnerPid()).toBeDefined();
+    expect(parent).toBe(spawnerPid());
+    expect(parent).not.toBe(process.pid);
+  });
+
+  it('a fast hook never loses its answer: 30 quick PreToolUse denies in a row are 30 denies', async () => {
+    const deny = script('quick-deny.sh', 'echo "no, not that" >&2; exit 2');
+    for (let i = 0; i < 30; i++) {
+      const result = await run('PreToolUse', [hook(deny)], { sandbox: { enabled: false, source: '--no-sandbox' } });
+      expect(result).toMatchObject({ outcome: 'deny', reason: 'no, not that' });
+    }
+  });
+
+  it('a workspace that is gone is a hook that could not start, said as such; nothing crashes', async () => {
+    const where = script('never.sh', 'exit 0');
+    fs.rmSync(fixture.workspace, { recursive: true, force: true });
+    const result = await run('Stop', [hook(where)], { sandbox: { enabled: false, source: '--no-sandbox' } });
+    expect(JSON.stringify(result)).toMatch(/could not start.*ENOENT/);
+  });
+
+  it('a hook no process could be made for (spawn refuses its environment) is not run: PreToolUse denies', async () => {
+    const allow = script('allow.sh', 'exit 0');
+    const result = await run('PreToolUse', [hook(allow)], {
+      sandbox: { enabled: false, source: '--no-sandbox' },
+      toolEnv: { PATH: process.env.PATH, HOME: fixture.home, BROKEN: 'a\0b' },
+    });
+    expect(result.outcome).toBe('deny');
+  });
+
+  it('a helper SIGKILLed while a hook runs: the hook is stopped and reported as not run, at once', async () => {
+    const where = script('slow.sh', `touch "$CLAUDE_PROJECT_DIR/started"; sleep 100${process.pid}7; exit 2`);
+    const pending = run('Stop', [hook(where)], { sandbox: { enabled: false, source: '--no-sandbox' } });
+    const startedFile = path.join(fixture.workspace, 'started');
+    for (let i = 0; i < 250 && !fs.existsSync(startedFile); i++) await new Promise((r) => setTimeout(r, 20));
+    const helper = spawnerPid();
+    expect(helper).toBeDefined();
+    process.kill(helper!, 'SIGKILL');
+    const result = await pending;
+    expect(JSON.stringify(result)).toContain("the worker's command helper exited while the hook ran");
+    await new Promise((r) => setTimeout(r, 300));
+    expect(livingSleeps(`100${process.pid}7`)).toEqual([]);
   });
 });

@@ -1,13 +1,10 @@
-import { spawn } from 'node:child_process';
-import { mkdtemp, open, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import type { HookRun } from '../../shared/hooks';
 import type { JobSandbox } from '../../shared/sandbox';
 import type { PreparedCommand, SandboxEngine } from '../sandbox/engine';
 import { abortError } from '../tools/abort-error';
 import { killProcessGroup, waitForProcessGroupExit } from '../tools/process-group';
+import { spawnPiped } from '../../worker/spawner';
 
 /**
  * Characters of stdout and of stderr kept from one hook. Enough for any JSON reply a hook has a
@@ -55,49 +52,27 @@ export async function runHookProcess(request: HookProcessRequest): Promise<HookP
   });
   if ('refused' in prepared) return prepared;
   try {
-    const stdin = await stdinFile(request.stdin);
-    try {
-      return await spawnHook(request, prepared, stdin.fd);
-    } finally {
-      await stdin.close();
-    }
+    return await spawnHook(request, prepared);
   } finally {
     await prepared.release?.();
   }
 }
 
 /**
- * The event's JSON as an open, already unlinked file, to be the hook's stdin. Not a pipe: Node's
- * pipes are socket pairs, and bash takes a socket on stdin for a remote login and sources
- * ~/.bashrc, which would run the user's start-up file (and whatever it exports) in every hook.
+ * Start the hook from the worker's command helper (`spawnPiped`: a start from the worker forks the
+ * worker, whose size grows with its jobs), stdin a file holding the event's JSON (`stdin-file.ts`),
+ * stdout and stderr piped back apart.
  */
-async function stdinFile(text: string) {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'durable-agent-hook-'));
-  try {
-    const file = path.join(dir, 'stdin.json');
-    await writeFile(file, text, { mode: 0o600 });
-    return await open(file, 'r');
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
-
-function spawnHook(
-  request: HookProcessRequest,
-  prepared: PreparedCommand,
-  stdinFd: number,
-): Promise<HookRun & { ms: number }> {
+function spawnHook(request: HookProcessRequest, prepared: PreparedCommand): Promise<HookRun & { ms: number }> {
   const started = Date.now();
   const base = { command: request.command, timeoutSec: request.timeoutSec, sandboxed: prepared.sandboxed };
   return new Promise((resolve, reject) => {
     // detached: the hook leads a new process group, so one kill reaches everything it started.
-    const child = spawn(prepared.file, prepared.args, {
-      cwd: request.workspace,
-      env: prepared.env,
+    const child = spawnPiped(prepared.file, prepared.args, request.workspace, prepared.env, {
       detached: true,
-      stdio: [stdinFd, 'pipe', 'pipe'],
+      stdinText: request.stdin,
     });
-    const pid = child.pid;
+    let pid: number | undefined;
     const captured = { stdout: '', stderr: '' };
     let timedOut = false;
     let aborted = false;
@@ -107,6 +82,7 @@ function spawnHook(
     let exitSignal: NodeJS.Signals | null = null;
     let graceTimer: NodeJS.Timeout | undefined;
 
+    const ends: Array<() => void> = [];
     for (const name of ['stdout', 'stderr'] as const) {
       const decoder = new StringDecoder('utf8');
       // The head and the tail: a test runner prints its summary of failures last.
@@ -117,21 +93,32 @@ function spawnHook(
           captured[name] = `${captured[name].slice(0, half)}${captured[name].slice(-half)}`;
         }
       };
-      child[name]?.on('data', (chunk: Buffer) => keep(decoder.write(chunk)));
-      child[name]?.on('end', () => keep(decoder.end()));
+      child[name].on('data', (chunk: Buffer) => keep(decoder.write(chunk)));
+      ends.push(() => keep(decoder.end()));
     }
     const killGroup = () => {
       if (pid !== undefined) killProcessGroup(pid);
     };
+    // After a kill the end is known from the group itself, whether or not its pipes say so.
+    const endAfterKill = () => {
+      if (pid !== undefined) void waitForProcessGroupExit(pid).then(finish);
+    };
+    // Before its start is known, the kill goes out through the helper, and the start (or its
+    // failure, or the helper's end) finishes the answer.
+    const stop = () => {
+      child.kill();
+      killGroup();
+      endAfterKill();
+    };
     const onAbort = () => {
       aborted = true;
-      killGroup();
+      stop();
     };
     request.signal.addEventListener('abort', onAbort, { once: true });
     const timeout = setTimeout(
       () => {
         timedOut = true;
-        killGroup();
+        stop();
       },
       Math.min(request.timeoutSec * 1000, MAX_TIMER_MS),
     );
@@ -145,8 +132,8 @@ function spawnHook(
     const finish = () => {
       if (settled) return;
       cleanUp();
-      child.stdout?.destroy();
-      child.stderr?.destroy();
+      for (const end of ends) end();
+      child.release();
       const done = aborted
         ? () => reject(abortError('The hook was cancelled'))
         : () =>
@@ -164,10 +151,19 @@ function spawnHook(
       else done();
     };
 
-    child.on('error', (error) => {
+    child.on('spawn', (spawned: number) => {
+      pid = spawned;
+      if (settled || aborted || timedOut) {
+        killGroup();
+        endAfterKill();
+      }
+    });
+    child.on('error', (error: Error & { refused?: boolean }) => {
       if (settled || pid !== undefined) return;
       cleanUp();
       if (aborted) reject(abortError('The hook was cancelled'));
+      // No process was made (an argument spawn refuses, no stdin file): the hook did not run.
+      else if (error.refused) reject(error);
       else {
         resolve({
           ...base,
@@ -180,7 +176,23 @@ function spawnHook(
         });
       }
     });
-    child.on('exit', (code, signal) => {
+    // The helper died with the hook's pipes: what the hook says is lost, so it is stopped and
+    // reported as not run, as a worker's death would leave it.
+    child.on('lost', () => {
+      if (settled) return;
+      cleanUp();
+      killGroup();
+      const answer = () =>
+        reject(
+          aborted
+            ? abortError('The hook was cancelled')
+            : new Error("the worker's command helper exited while the hook ran"),
+        );
+      if (pid !== undefined) void waitForProcessGroupExit(pid).then(answer, answer);
+      else answer();
+    });
+    child.on('exit', (code: number | null, signal: NodeJS.Signals | null) => {
+      if (settled) return;
       exited = true;
       exitCode = code;
       exitSignal = signal;
