@@ -5,6 +5,7 @@ import { parse } from 'yaml';
 import { loadScriptedSession } from '../src/model-server';
 import { ScriptedModelServer, tempDir } from './support/harness';
 import { exitedWithOutput } from './support/cli';
+import { TS_REGISTER } from './support/ts-run';
 
 const root = path.join(__dirname, '..');
 const example = path.join(root, 'examples/github-actions');
@@ -99,9 +100,7 @@ describe('the GitHub Actions example', () => {
       GITHUB_STEP_SUMMARY: summary,
       ANTHROPIC_API_KEY: 'test-key',
       ANTHROPIC_BASE_URL: server.url,
-      DURABLE_AGENT: `${process.execPath} -r ${require.resolve('ts-node/register/transpile-only')} ${path.join(root, 'src/client/cli.ts')}`,
-      // The script runs in the workspace; ts-node must still find the project's tsconfig.
-      TS_NODE_PROJECT: path.join(root, 'tsconfig.json'),
+      DURABLE_AGENT: `${process.execPath} -r ${TS_REGISTER} ${path.join(root, 'src/client/cli.ts')}`,
       DURABLE_AGENT_HOME: home,
       PROMPT: 'Check the login module',
       TEST_COMMAND: 'grep -q login src/auth/login.ts',

@@ -8,6 +8,7 @@ import type { Terminal } from '../src/shared/terminal';
 import { ScriptedModelServer, makeWorkspace, tempDir } from './support/harness';
 import { readCall, editCall } from './support/jobs';
 import { exitedWithOutput } from './support/cli';
+import { TS_NODE_ARGS } from './support/ts-run';
 
 const root = path.join(__dirname, '..');
 
@@ -20,7 +21,7 @@ interface CliResult {
 function spawnCli(args: string[], env: NodeJS.ProcessEnv): ChildProcessWithoutNullStreams {
   return spawn(
     process.execPath,
-    ['-r', 'ts-node/register/transpile-only', path.join(root, 'src/client/cli.ts'), ...args],
+    [...TS_NODE_ARGS, path.join(root, 'src/client/cli.ts'), ...args],
     {
       cwd: root,
       env,

@@ -10,9 +10,10 @@ import { ScriptedModelServer, tempDir, waitFor } from './support/harness';
 import { runCli as cli } from './support/cli';
 import type { CliResult } from './support/cli';
 import { exitedWithOutput } from './support/cli';
+import { TS_NODE_ARGS } from './support/ts-run';
 
 const root = path.join(__dirname, '..');
-const cliArgs = ['-r', 'ts-node/register/transpile-only', path.join(root, 'src/client/cli.ts')];
+const cliArgs = [...TS_NODE_ARGS, path.join(root, 'src/client/cli.ts')];
 
 /** `temporal` itself, as an outside client of the embedded server. */
 function temporal(args: string[], address: string): string {

@@ -5,6 +5,7 @@ import { loadScriptedSession } from '../src/model-server';
 import { isProcessAlive } from '../src/client/free-port';
 import { ScriptedModelServer, tempDir } from './support/harness';
 import { exitedWithOutput } from './support/cli';
+import { TS_NODE_ARGS } from './support/ts-run';
 
 const root = path.join(__dirname, '..');
 
@@ -22,7 +23,7 @@ function cli(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
   return new Promise((resolve) => {
     const child = spawn(
       process.execPath,
-      ['-r', 'ts-node/register/transpile-only', path.join(root, 'src/client/cli.ts'), ...args],
+      [...TS_NODE_ARGS, path.join(root, 'src/client/cli.ts'), ...args],
       {
         cwd: root,
         env,

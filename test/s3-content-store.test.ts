@@ -20,6 +20,7 @@ import { runCli } from './support/cli';
 import { tempDir } from './support/harness';
 import { startS3Server } from './support/s3-server';
 import type { S3Server } from './support/s3-server';
+import { TS_NODE_ARGS } from './support/ts-run';
 
 const root = path.join(__dirname, '..');
 let server: S3Server;
@@ -143,7 +144,7 @@ describe('the S3 content store', () => {
   async function startWorkerWith(env: NodeJS.ProcessEnv): Promise<{ code: number | null; lines: string[] }> {
     const started = spawn(
       process.execPath,
-      ['-r', 'ts-node/register/transpile-only', path.join(root, 'src', 'worker', 'main.ts')],
+      [...TS_NODE_ARGS, path.join(root, 'src', 'worker', 'main.ts')],
       {
         cwd: root,
         env: {

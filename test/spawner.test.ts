@@ -11,6 +11,7 @@ import { buildSystemPrompt } from '../src/activities/system-prompt';
 import { FileContentStore } from '../src/activities/store/content-store';
 import { runCommand, setSpawnerIdleMs, spawnerPid, stopSpawner } from '../src/worker/spawner';
 import { tempDir } from './support/harness';
+import { TS_NODE_ARGS } from './support/ts-run';
 
 const shEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
 
@@ -113,7 +114,7 @@ describe('the worker command helper', () => {
     const run = (mode: string) => {
       const child = spawn(
         process.execPath,
-        ['-r', require.resolve('ts-node/register/transpile-only'), '-e', script, mode],
+        [...TS_NODE_ARGS, '-e', script, mode],
         { stdio: ['ignore', 'pipe', 'inherit'] },
       );
       let out = '';

@@ -21,6 +21,7 @@ import {
   uniqueTaskQueue,
   waitFor,
 } from './support/harness';
+import { TS_NODE_ARGS } from './support/ts-run';
 
 const root = path.join(__dirname, '..');
 
@@ -44,7 +45,7 @@ interface TailProcess {
 function tail(id: string, env: NodeJS.ProcessEnv, markers: string[] = []): TailProcess {
   const child = spawn(
     process.execPath,
-    ['-r', 'ts-node/register/transpile-only', path.join(root, 'src/client/cli.ts'), 'tail', id],
+    [...TS_NODE_ARGS, path.join(root, 'src/client/cli.ts'), 'tail', id],
     { cwd: root, env },
   );
   let stdout = '';

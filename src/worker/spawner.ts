@@ -133,14 +133,18 @@ let nextId = 1;
 const pending = new Map<number, Pending>();
 let idleTimer: NodeJS.Timeout | undefined;
 
-/** The helper's entry point beside this file: compiled JS, or TypeScript under ts-node in tests. */
+/**
+ * The helper's entry point beside this file: compiled JS, or TypeScript run from source, with the
+ * preload named by `DURABLE_AGENT_TS_REGISTER` (the tests' cached one) or else ts-node's.
+ */
 function helperCommand(): { file: string; execArgv: string[] } | undefined {
   const ext = path.extname(__filename);
   const file = path.join(__dirname, `spawner-helper${ext}`);
   if (!fs.existsSync(file)) return undefined;
   if (ext !== '.ts') return { file, execArgv: [] };
   try {
-    return { file, execArgv: ['-r', require.resolve('ts-node/register/transpile-only')] };
+    const register = process.env.DURABLE_AGENT_TS_REGISTER || 'ts-node/register/transpile-only';
+    return { file, execArgv: ['-r', require.resolve(register)] };
   } catch {
     return undefined;
   }

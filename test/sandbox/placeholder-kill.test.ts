@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { WantedPlaceholder } from '../../src/activities/sandbox/placeholders';
 import { Placeholders } from '../../src/activities/sandbox/placeholders';
+import { TS_NODE_ARGS } from '../support/ts-run';
 
 /**
  * A worker can be SIGKILLed at any instruction, also while it makes or removes a stand-in. Whatever
@@ -62,7 +63,7 @@ function listAll(dir: string): Array<{ entry: string; mtimeMs: number }> {
 }
 
 async function runAndKill(args: unknown[], delayMs: number): Promise<void> {
-  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', '-e', CHILD, JSON.stringify(args)], {
+  const child = spawn(process.execPath, [...TS_NODE_ARGS, '-e', CHILD, JSON.stringify(args)], {
     cwd: root,
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { handOverSecrets, secretHandoffSpawn, splitSecrets } from '../../src/worker/secret-handoff';
 import { workerSandboxOptions } from '../../src/worker/sandbox-options';
+import { TS_NODE_ARGS } from '../support/ts-run';
 
 /** Credentials reach a launched worker over a pipe, never through its environment. */
 const root = path.join(__dirname, '..', '..');
@@ -35,7 +36,7 @@ describe('the secret handoff', () => {
     `;
     const handoff = secretHandoffSpawn({ PATH: process.env.PATH, ANTHROPIC_API_KEY: key }, ['ignore', 'pipe', 'pipe']);
     expect(handoff.env).toEqual({ PATH: process.env.PATH, DURABLE_AGENT_SECRETS_FD: '3' });
-    const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', '-e', script], {
+    const child = spawn(process.execPath, [...TS_NODE_ARGS, '-e', script], {
       cwd: root,
       env: handoff.env,
       stdio: handoff.stdio,

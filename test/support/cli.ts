@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { TS_NODE_ARGS } from './ts-run';
 
 const root = path.join(__dirname, '..', '..');
 
@@ -26,7 +27,7 @@ export function startCli(
 ): { child: import('node:child_process').ChildProcess; done: Promise<CliResult>; output(): string } {
   const child = spawn(
     process.execPath,
-    ['-r', 'ts-node/register/transpile-only', path.join(root, 'src/client/cli.ts'), ...args],
+    [...TS_NODE_ARGS, path.join(root, 'src/client/cli.ts'), ...args],
     { cwd: root, env },
   );
   let stdout = '';

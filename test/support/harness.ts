@@ -9,6 +9,7 @@ import { findTemporalBinary } from '../../src/client/temporal-binary';
 import { createWorker } from '../../src/worker/create-worker';
 import type { AgentWorker } from '../../src/worker/agent-worker';
 import type { SessionInput } from '../../src/shared/session';
+import { TS_NODE_ARGS } from './ts-run';
 
 /** Short timeouts so a lost worker is noticed in seconds, not minutes. */
 export const TEST_TIMEOUTS: SessionInput['timeouts'] = {
@@ -125,8 +126,7 @@ export async function spawnWorkerProcess(options: {
     [
       // e.g. `--cpu-prof --cpu-prof-dir=DIR` to profile the worker of a bench (Node refuses it in NODE_OPTIONS).
       ...(process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== ''),
-      '-r',
-      'ts-node/register/transpile-only',
+      ...TS_NODE_ARGS,
       path.join(root, 'src', 'worker', 'main.ts'),
     ],
     {

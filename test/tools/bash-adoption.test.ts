@@ -8,6 +8,7 @@ import { killProcessGroup } from '../../src/activities/tools/process-group';
 import { makeWorkspace, tempDir, waitFor } from '../support/harness';
 import { isAlive } from '../support/jobs';
 import { runToolAttempt } from '../support/tool-activity';
+import { TS_NODE_ARGS } from '../support/ts-run';
 
 const SESSION = 'job-1/run-1';
 const ROOT = path.join(__dirname, '..', '..');
@@ -31,8 +32,7 @@ async function attemptKilledWhileRunning(call: Call): Promise<{ pgid: number }> 
   const child: ChildProcess = spawn(
     process.execPath,
     [
-      '-r',
-      'ts-node/register/transpile-only',
+      ...TS_NODE_ARGS,
       path.join(ROOT, 'test', 'support', 'run-tool-cli.ts'),
       JSON.stringify([call]),
     ],

@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { ToolRunResult } from '../../src/shared/activity-types';
 import type { ToolResultBlock } from '../../src/shared/messages';
 import { makeWorkspace, tempDir } from '../support/harness';
+import { TS_NODE_ARGS } from '../support/ts-run';
 
 const root = path.join(__dirname, '..', '..');
 const hasBwrap = spawnSync('bwrap', ['--dev-bind', '/', '/', 'true']).status === 0;
@@ -23,8 +24,7 @@ function runReadOnly(workspace: string, storeDir: string, calls: Array<{ id: str
       workspace,
       workspace,
       process.execPath,
-      '-r',
-      'ts-node/register/transpile-only',
+      ...TS_NODE_ARGS,
       path.join(root, 'test', 'support', 'run-tool-cli.ts'),
       JSON.stringify(calls.map((call) => ({ ...call, storeDir, workspace }))),
     ],
