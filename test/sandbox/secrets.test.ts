@@ -86,7 +86,8 @@ describe('no tool process can reach a credential the worker holds', () => {
     }
     const attacks = [
       'grep -a ANTHROPIC_API_KEY /proc/*/environ',
-      'cat /proc/$PPID/environ | tr "\\0" "\\n"',
+      // Every ancestor's environment: the command's shell, the helper that started it, the worker.
+      'p=$PPID; while [ "$p" -gt 1 ]; do tr "\\0" "\\n" < /proc/$p/environ; p=$(ps -o ppid= -p $p); done',
       'for p in /proc/[0-9]*; do cat $p/environ 2>/dev/null | tr "\\0" "\\n"; done',
       'env; cat /proc/self/environ /proc/1/environ | tr "\\0" "\\n"',
       'ps -eo pid,args',
@@ -194,7 +195,7 @@ describe('no tool process can reach a credential the worker holds', () => {
       // The key came over a pipe: no process's environment holds it, the worker's included.
       expect(run.environs).toEqual([]);
       expect(findings(run.apiKey, run.places)).toEqual([]);
-      // $PPID is the worker: its environment was read, and held no key.
+      // The worker is an ancestor of every command: its environment was read, and held no key.
       expect(run.toolResults).toContain('DURABLE_AGENT_TASK_QUEUE=test-secrets-unsandboxed');
       expect(run.toolResults).toContain('jest');
       // What does not hold without the sandbox, stated: every file of this user is readable, the
