@@ -87,7 +87,7 @@ describe('no tool process can reach a credential the worker holds', () => {
     const attacks = [
       'grep -a ANTHROPIC_API_KEY /proc/*/environ',
       // Every ancestor's environment: the command's shell, the helper that started it, the worker.
-      'p=$PPID; while [ "$p" -gt 1 ]; do tr "\\0" "\\n" < /proc/$p/environ; p=$(ps -o ppid= -p $p); done',
+      'p=$PPID; while [ "$p" -gt 1 ]; do tr "\\0" "\\n" < /proc/$p/environ; p=$(awk \'/^PPid:/ { print $2 }\' /proc/$p/status); done',
       'for p in /proc/[0-9]*; do cat $p/environ 2>/dev/null | tr "\\0" "\\n"; done',
       'env; cat /proc/self/environ /proc/1/environ | tr "\\0" "\\n"',
       'ps -eo pid,args',
