@@ -19,14 +19,10 @@ interface CliResult {
 }
 
 function spawnCli(args: string[], env: NodeJS.ProcessEnv): ChildProcessWithoutNullStreams {
-  return spawn(
-    process.execPath,
-    [...TS_NODE_ARGS, path.join(root, 'src/client/cli.ts'), ...args],
-    {
-      cwd: root,
-      env,
-    },
-  );
+  return spawn(process.execPath, [...TS_NODE_ARGS, path.join(root, 'src/client/cli.ts'), ...args], {
+    cwd: root,
+    env,
+  });
 }
 
 /** The CLI as a user runs it, with no TEMPORAL_ADDRESS: the embedded server and background worker. */

@@ -21,14 +21,10 @@ interface CliResult {
  */
 function cli(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
   return new Promise((resolve) => {
-    const child = spawn(
-      process.execPath,
-      [...TS_NODE_ARGS, path.join(root, 'src/client/cli.ts'), ...args],
-      {
-        cwd: root,
-        env,
-      },
-    );
+    const child = spawn(process.execPath, [...TS_NODE_ARGS, path.join(root, 'src/client/cli.ts'), ...args], {
+      cwd: root,
+      env,
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

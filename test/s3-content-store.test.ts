@@ -142,21 +142,17 @@ describe('the S3 content store', () => {
 
   /** A worker process started with `env` over this one's: its exit code and what it printed on stderr. */
   async function startWorkerWith(env: NodeJS.ProcessEnv): Promise<{ code: number | null; lines: string[] }> {
-    const started = spawn(
-      process.execPath,
-      [...TS_NODE_ARGS, path.join(root, 'src', 'worker', 'main.ts')],
-      {
-        cwd: root,
-        env: {
-          ...process.env,
-          DURABLE_AGENT_HOME: tempDir('s3-worker-refused'),
-          // Never reached: the store is checked first.
-          TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}`,
-          ...env,
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
+    const started = spawn(process.execPath, [...TS_NODE_ARGS, path.join(root, 'src', 'worker', 'main.ts')], {
+      cwd: root,
+      env: {
+        ...process.env,
+        DURABLE_AGENT_HOME: tempDir('s3-worker-refused'),
+        // Never reached: the store is checked first.
+        TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}`,
+        ...env,
       },
-    );
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     started.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const code = await new Promise<number | null>((resolve) => started.once('exit', resolve));

@@ -112,11 +112,9 @@ describe('the worker command helper', () => {
         }
       });`;
     const run = (mode: string) => {
-      const child = spawn(
-        process.execPath,
-        [...TS_NODE_ARGS, '-e', script, mode],
-        { stdio: ['ignore', 'pipe', 'inherit'] },
-      );
+      const child = spawn(process.execPath, [...TS_NODE_ARGS, '-e', script, mode], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
       let out = '';
       child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
       const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

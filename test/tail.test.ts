@@ -43,11 +43,10 @@ interface TailProcess {
 }
 
 function tail(id: string, env: NodeJS.ProcessEnv, markers: string[] = []): TailProcess {
-  const child = spawn(
-    process.execPath,
-    [...TS_NODE_ARGS, path.join(root, 'src/client/cli.ts'), 'tail', id],
-    { cwd: root, env },
-  );
+  const child = spawn(process.execPath, [...TS_NODE_ARGS, path.join(root, 'src/client/cli.ts'), 'tail', id], {
+    cwd: root,
+    env,
+  });
   let stdout = '';
   let stderr = '';
   const seen = new Map<string, number>();

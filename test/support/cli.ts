@@ -25,11 +25,10 @@ export function startCli(
   env: NodeJS.ProcessEnv,
   stdin = '',
 ): { child: import('node:child_process').ChildProcess; done: Promise<CliResult>; output(): string } {
-  const child = spawn(
-    process.execPath,
-    [...TS_NODE_ARGS, path.join(root, 'src/client/cli.ts'), ...args],
-    { cwd: root, env },
-  );
+  const child = spawn(process.execPath, [...TS_NODE_ARGS, path.join(root, 'src/client/cli.ts'), ...args], {
+    cwd: root,
+    env,
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

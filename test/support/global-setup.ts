@@ -42,7 +42,8 @@ function warmTypeScriptCache(): void {
   const root = path.join(__dirname, '..', '..');
   for (const dir of ['src', 'test/support']) {
     for (const entry of fs.readdirSync(path.join(root, dir), { recursive: true, withFileTypes: true })) {
-      if (entry.isFile() && entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) transpile(path.join(entry.parentPath, entry.name));
+      if (entry.isFile() && entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts'))
+        transpile(path.join(entry.parentPath, entry.name));
     }
   }
 }

@@ -29,7 +29,12 @@ function compile(source, filename) {
     if (error) throw new Error(ts.flattenDiagnosticMessageText(error.messageText, '\n'));
     compilerOptions = ts.parseJsonConfigFileContent(config, ts.sys, root).options;
     // Maps go inline, so a stack trace names the TypeScript line (`ts-register.js` turns them on).
-    Object.assign(compilerOptions, { sourceMap: false, inlineSourceMap: true, inlineSources: false, declaration: false });
+    Object.assign(compilerOptions, {
+      sourceMap: false,
+      inlineSourceMap: true,
+      inlineSources: false,
+      declaration: false,
+    });
   }
   const { outputText } = ts.transpileModule(source, { compilerOptions, fileName: filename, reportDiagnostics: false });
   return outputText;

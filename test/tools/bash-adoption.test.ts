@@ -31,11 +31,7 @@ async function readEntry(call: Call): Promise<(JournalEntry & { status: 'started
 async function attemptKilledWhileRunning(call: Call): Promise<{ pgid: number }> {
   const child: ChildProcess = spawn(
     process.execPath,
-    [
-      ...TS_NODE_ARGS,
-      path.join(ROOT, 'test', 'support', 'run-tool-cli.ts'),
-      JSON.stringify([call]),
-    ],
+    [...TS_NODE_ARGS, path.join(ROOT, 'test', 'support', 'run-tool-cli.ts'), JSON.stringify([call])],
     { cwd: ROOT, stdio: 'ignore' },
   );
   const exited = new Promise((resolve) => child.once('exit', resolve));
