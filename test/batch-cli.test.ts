@@ -2,7 +2,7 @@
  * `durable-agent batch` as its user meets it: the CLI and a worker in processes of their own
  * against a dev server, production timeouts, both SIGKILLed half-way through a batch of 20 tasks
  * and started again; then `batch status`, `batch export`, a rerun of the ended batch, and a tasks
- * file with mistakes in it.
+ * file with mistakes in it. The embedded default's batch tests are in `batch-cli-embedded.test.ts`.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -312,63 +312,5 @@ describe('durable-agent batch (CLI, worker and dev server in processes of their 
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('no-such-batch');
     expect(unknown.stderr).not.toMatch(/\n\s+at /);
-  });
-
-  test('on the embedded default, a background worker killed mid-batch is started again by the follower; every task once', async () => {
-    const workspace = makeWorkspace({});
-    const small = await scriptedBatch(workspace, 3, { prefix: 'embedded-restart', toolSeconds: 2 });
-    const embeddedHome = tempDir('batch-embedded');
-    const file = path.join(tempDir('embedded-tasks'), 'overnight.jsonl');
-    fs.writeFileSync(
-      file,
-      small.tasks.map((task) => JSON.stringify({ id: task.id, prompt: task.input.prompt, workspace })).join('\n') +
-        '\n',
-    );
-    const embedded: NodeJS.ProcessEnv = {
-      ...process.env,
-      DURABLE_AGENT_HOME: embeddedHome,
-      ANTHROPIC_API_KEY: 'test-key',
-      ANTHROPIC_BASE_URL: small.router.url,
-    };
-    delete embedded.TEMPORAL_ADDRESS;
-    delete embedded.DURABLE_AGENT_TASK_QUEUE;
-    const follower = startCli(
-      ['batch', file, '--concurrency', '1', '--permission-mode', 'bypassPermissions'],
-      embedded,
-    );
-    try {
-      await waitFor(
-        async () => (effectLines(small.effects).length >= 1 ? true : undefined),
-        120_000,
-        'the first tool call',
-      ).catch((error: Error) => {
-        throw new Error(`${error.message}\nCLI: ${follower.output()}`);
-      });
-      const { pid } = JSON.parse(fs.readFileSync(path.join(embeddedHome, 'embedded-worker.json'), 'utf8')) as {
-        pid: number;
-      };
-      process.kill(pid, 'SIGKILL');
-      const result = await follower.done;
-      expect(result.stderr).toContain('the background worker had stopped: started it again (pid ');
-      expect(result.stderr).toContain('a worker answers batch overnight again');
-      expect(result.code).toBe(0);
-      expect(effectLines(small.effects)).toEqual(['t1 0', 't2 0', 't3 0']);
-    } finally {
-      follower.child.kill('SIGKILL');
-      await runCli(['stop'], embedded);
-      await small.close();
-    }
-  });
-
-  test('on the embedded default without model credentials a batch is refused at once, not left waiting all night', async () => {
-    const noKey: NodeJS.ProcessEnv = { ...process.env, DURABLE_AGENT_HOME: tempDir('batch-no-key') };
-    for (const name of ['TEMPORAL_ADDRESS', 'ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN']) delete noKey[name];
-    const result = await runCli(['batch', tasksFile], noKey);
-    expect(result.code).toBe(1);
-    expect(result.stderr).toContain('ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) is not set');
-    expect(result.stderr).toContain('the embedded worker this batch starts cannot call the model');
-    expect(result.stderr).not.toMatch(/\n\s+at /);
-    // Refused before anything started: no embedded server was brought up for it.
-    expect(fs.existsSync(path.join(noKey.DURABLE_AGENT_HOME!, 'embedded-server.json'))).toBe(false);
   });
 });

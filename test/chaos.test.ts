@@ -25,8 +25,10 @@ import { messagesOf, toolResultBlocks } from './support/jobs';
  * Terminal (but for the fields `IGNORED_TERMINAL_FIELDS` lists), the same files, no side-effect line
  * twice, no Edit twice. `CHAOS_SEED` repeats a run's kill delays.
  */
-const JOBS = 5;
-const WORKER_KILLS = 15;
+// The smallest run that still shows each kind of kill (stream, side-effecting Bash, server) landing
+// on jobs under way; `npm run bench:chaos` runs the same at scale (50 jobs, 100 kills).
+const JOBS = 3;
+const WORKER_KILLS = 10;
 const SEED = Number(process.env.CHAOS_SEED ?? Date.now() % 1_000_000_007);
 const log = (line: string) => process.stdout.write(`${line}\n`);
 

@@ -1,0 +1,75 @@
+/**
+ * `durable-agent batch` on the embedded default (the server and worker `run` and `batch` start in
+ * the background), as its user meets it: the CLI in a process of its own, production timeouts.
+ * Apart from `batch-cli.test.ts`, which shares one dev server among its tests, so the two run side
+ * by side.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { effectLines, scriptedBatch } from './support/batch';
+import { runCli, startCli } from './support/cli';
+import { makeWorkspace, tempDir, waitFor } from './support/harness';
+
+jest.setTimeout(300_000);
+
+describe('durable-agent batch on the embedded default', () => {
+  test('on the embedded default, a background worker killed mid-batch is started again by the follower; every task once', async () => {
+    const workspace = makeWorkspace({});
+    const small = await scriptedBatch(workspace, 3, { prefix: 'embedded-restart', toolSeconds: 2 });
+    const embeddedHome = tempDir('batch-embedded');
+    const file = path.join(tempDir('embedded-tasks'), 'overnight.jsonl');
+    fs.writeFileSync(
+      file,
+      small.tasks.map((task) => JSON.stringify({ id: task.id, prompt: task.input.prompt, workspace })).join('\n') +
+        '\n',
+    );
+    const embedded: NodeJS.ProcessEnv = {
+      ...process.env,
+      DURABLE_AGENT_HOME: embeddedHome,
+      ANTHROPIC_API_KEY: 'test-key',
+      ANTHROPIC_BASE_URL: small.router.url,
+    };
+    delete embedded.TEMPORAL_ADDRESS;
+    delete embedded.DURABLE_AGENT_TASK_QUEUE;
+    const follower = startCli(
+      ['batch', file, '--concurrency', '1', '--permission-mode', 'bypassPermissions'],
+      embedded,
+    );
+    try {
+      await waitFor(
+        async () => (effectLines(small.effects).length >= 1 ? true : undefined),
+        120_000,
+        'the first tool call',
+      ).catch((error: Error) => {
+        throw new Error(`${error.message}\nCLI: ${follower.output()}`);
+      });
+      const { pid } = JSON.parse(fs.readFileSync(path.join(embeddedHome, 'embedded-worker.json'), 'utf8')) as {
+        pid: number;
+      };
+      process.kill(pid, 'SIGKILL');
+      const result = await follower.done;
+      expect(result.stderr).toContain('the background worker had stopped: started it again (pid ');
+      expect(result.stderr).toContain('a worker answers batch overnight again');
+      expect(result.code).toBe(0);
+      expect(effectLines(small.effects)).toEqual(['t1 0', 't2 0', 't3 0']);
+    } finally {
+      follower.child.kill('SIGKILL');
+      await runCli(['stop'], embedded);
+      await small.close();
+    }
+  });
+
+  test('on the embedded default without model credentials a batch is refused at once, not left waiting all night', async () => {
+    const noKey: NodeJS.ProcessEnv = { ...process.env, DURABLE_AGENT_HOME: tempDir('batch-no-key') };
+    for (const name of ['TEMPORAL_ADDRESS', 'ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN']) delete noKey[name];
+    const tasksFile = path.join(tempDir('no-key-tasks'), 'nightly.jsonl');
+    fs.writeFileSync(tasksFile, JSON.stringify({ id: 't1', prompt: 'Fix it', workspace: makeWorkspace({}) }) + '\n');
+    const result = await runCli(['batch', tasksFile], noKey);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) is not set');
+    expect(result.stderr).toContain('the embedded worker this batch starts cannot call the model');
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+    // Refused before anything started: no embedded server was brought up for it.
+    expect(fs.existsSync(path.join(noKey.DURABLE_AGENT_HOME!, 'embedded-server.json'))).toBe(false);
+  });
+});
