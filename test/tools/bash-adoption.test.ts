@@ -199,6 +199,14 @@ describe('a Bash call whose worker died while its command ran', () => {
     );
     const entry = await waitFor(async () => ((await readEntry(call))?.command ? readEntry(call) : undefined));
     const file = await entryFile(storeDir, workspace, call.id);
+    // The command's first line has reached its output file (on a loaded machine the group is
+    // journaled well before its shell has run a line).
+    const output = file.replace(/\.json$/, '.out');
+    await waitFor(
+      async () => (fs.readFileSync(output, 'utf8').includes('early\n') ? true : undefined),
+      30_000,
+      'early',
+    );
     fs.writeFileSync(file, JSON.stringify({ ...entry, command: { ...entry.command, host: 'another-host' } }));
 
     const retry = await runToolAttempt({ ...call, attempt: 2 });
