@@ -8,7 +8,9 @@ import {
   livingSleeps,
   makeSandboxFixture,
   sandboxContext,
+  sleepsReach,
   startLocalServer,
+  watchSleeps,
   type SandboxFixture,
 } from './support';
 
@@ -196,13 +198,12 @@ describe('the sandbox', () => {
     const marker = `${Date.now() % 100000}.${process.pid}`;
     const ctx = sandboxContext(fixture, fixtureEngine(fixture));
     const started = Date.now();
-    const midway = new Promise<number>((resolve) =>
-      setTimeout(() => resolve(livingSleeps(`100${marker}`).length), 500),
-    );
-    const result = await bash(ctx, `sleep 100${marker}1 & setsid sleep 100${marker}2 & sleep 100${marker}3`, 800);
-    expect(await midway).toBe(3);
-    expect(Date.now() - started).toBeLessThan(5000);
-    expect(result.content).toContain('Command timed out after 800 ms');
+    // All three ran at once before the timeout (2 s: a loaded machine may take a second to start them).
+    const watch = watchSleeps(`100${marker}`);
+    const result = await bash(ctx, `sleep 100${marker}1 & setsid sleep 100${marker}2 & sleep 100${marker}3`, 2000);
+    expect(watch.stop()).toBe(3);
+    expect(Date.now() - started).toBeLessThan(8000);
+    expect(result.content).toContain('Command timed out after 2000 ms');
     expect(livingSleeps(`100${marker}`)).toEqual([]);
   });
 
@@ -213,8 +214,7 @@ describe('the sandbox', () => {
     const pending = bash(ctx, `sleep 100${marker}1 & setsid sleep 100${marker}2 & touch started; sleep 100${marker}3`);
     const startedFile = path.join(fixture.workspace, 'started');
     for (let i = 0; i < 200 && !fs.existsSync(startedFile); i++) await new Promise((r) => setTimeout(r, 20));
-    await new Promise((r) => setTimeout(r, 100));
-    expect(livingSleeps(`100${marker}`).length).toBe(3);
+    expect(await sleepsReach(`100${marker}`, 3)).toBe(3);
     controller.abort();
     await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
     expect(livingSleeps(`100${marker}`)).toEqual([]);

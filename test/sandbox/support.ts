@@ -147,6 +147,32 @@ export function livingSleeps(marker: string): number[] {
   return found;
 }
 
+/**
+ * Polls `livingSleeps(marker)` until it counts `count` (0: until none is left), for at most
+ * `timeoutMs`; returns the last count. Processes take a while to start, and to die, on a loaded
+ * machine: a test waits for them rather than looking once after a fixed delay.
+ */
+export async function sleepsReach(marker: string, count: number, timeoutMs = 10_000): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const living = livingSleeps(marker).length;
+    if (living === count || Date.now() > deadline) return living;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Counts `livingSleeps(marker)` every 20 ms until `stop()`, which returns the most seen at once. */
+export function watchSleeps(marker: string): { stop(): number } {
+  let most = 0;
+  const timer = setInterval(() => (most = Math.max(most, livingSleeps(marker).length)), 20);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return most;
+    },
+  };
+}
+
 /** A TCP server on 127.0.0.1 of this host that answers "hello" to every connection. */
 export async function startLocalServer(): Promise<{ port: number; close: () => Promise<void> }> {
   const server = net.createServer((socket) => socket.end('hello-from-host\n'));
