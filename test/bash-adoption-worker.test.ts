@@ -112,8 +112,9 @@ describe('a worker SIGKILLed while Bash runs, a new worker started at once (prod
     const second = await job.spawn();
     const readyAt = Date.now();
     await waitFor(async () => (isAlive(pgid) ? undefined : true), 20_000, 'the orphaned group to be killed');
-    // Killed by the new worker's first look, not ended by itself 20 s after it started.
-    expect(Date.now() - readyAt).toBeLessThan(4_000);
+    // Killed by the new worker's first look, not ended by itself 20 s after it started (some 17 s
+    // from here).
+    expect(Date.now() - readyAt).toBeLessThan(10_000);
     // The worker logs the kill once the group's sandbox stand-ins are released too, a moment after
     // the group is gone: wait for the line rather than race it.
     await waitFor(

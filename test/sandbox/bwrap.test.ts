@@ -225,7 +225,8 @@ describe('the sandbox', () => {
     const ctx = sandboxContext(fixture, fixtureEngine(fixture));
     const started = Date.now();
     expect(await bash(ctx, `sleep 100${marker} & echo started`)).toEqual({ isError: false, content: 'started' });
-    expect(Date.now() - started).toBeLessThan(2000);
+    // Not waited for: the sleep would take a day; starting the sandbox may take seconds under load.
+    expect(Date.now() - started).toBeLessThan(10_000);
     expect(livingSleeps(`100${marker}`)).toEqual([]);
   });
 });

@@ -98,7 +98,8 @@ describe('a Bash call whose worker died while its command ran', () => {
     expect(retry.block.content).toBe(
       'waiting\nCommand timed out after 3000 ms; it and every process it started were killed.',
     );
-    expect(Date.now() - started).toBeLessThan(4000);
+    // At the first attempt's deadline, not after the 60 s sleep (seconds of margin for a loaded machine).
+    expect(Date.now() - started).toBeLessThan(15_000);
     expect(isAlive(pgid)).toBe(false);
   });
 

@@ -44,7 +44,8 @@ test('an abort stops rg and rejects with an AbortError', async () => {
   setTimeout(() => controller.abort(), 200);
   const started = Date.now();
   await expect(running).rejects.toMatchObject({ name: 'AbortError' });
-  expect(Date.now() - started).toBeLessThan(1_500);
+  // Well before the 30 s rg would take, with seconds of margin for a loaded machine.
+  expect(Date.now() - started).toBeLessThan(10_000);
 });
 
 test('a helper SIGKILLed under a search: the search runs again from the worker and answers', async () => {
