@@ -19,7 +19,7 @@ import { messagesOf, toolResultBlocks } from './support/jobs';
 /**
  * A handful of scripted jobs run twice on a dev server of the test's own: once uninterrupted (the
  * control run), once while a loop SIGKILLs their worker at random moments (a new one starts at
- * once; every fourth kill waits for a side-effecting Bash to be running) and, once, SIGKILLs the
+ * once; every third kill waits for a side-effecting Bash to be running) and, once, SIGKILLs the
  * dev server and starts it again on the same database and port. With production timeouts. Every
  * job must end as its control run did: the same transcript at every turn and attempt, the same
  * Terminal (but for the fields `IGNORED_TERMINAL_FIELDS` lists), the same files, no side-effect line
@@ -109,7 +109,10 @@ describe('chaos: workers SIGKILLed at random moments, the dev server once', () =
         maxDelayMs: 3_500,
         serverKillAfter: Math.floor(WORKER_KILLS / 2),
         serverDownMs: 1_500,
-        bashKillEvery: 4,
+        // Three kills aimed at a running side-effecting Bash, each at most 300 ms into it (its
+        // commands sleep 1 to 4 s): with 1 s and two aimed kills, a run once cut none.
+        bashKillEvery: 3,
+        bashJitterMs: 300,
         random: seededRandom(SEED),
       },
     });

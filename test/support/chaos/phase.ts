@@ -36,9 +36,11 @@ export interface KillPlan {
   serverDownMs?: number;
   /**
    * Every this many worker kills, wait (up to 15 s) for one of the jobs' side-effecting Bash
-   * commands to be running, and kill 0-1 s into it: random moments alone rarely land there.
+   * commands to be running, and kill 0 to `bashJitterMs` (default 1,000) into it: random moments
+   * alone rarely land there.
    */
   bashKillEvery?: number;
+  bashJitterMs?: number;
   random: () => number;
 }
 
@@ -161,7 +163,9 @@ export async function runPhase(options: PhaseOptions): Promise<PhaseResult> {
         const jitter = chaos.random();
         const wait = new AbortController();
         const delay = aimAtBash
-          ? untilCommandRuns(options.tag, 15_000, wait.signal).then(() => sleep(jitter * 1_000, wait.signal))
+          ? untilCommandRuns(options.tag, 15_000, wait.signal).then(() =>
+              sleep(jitter * (chaos.bashJitterMs ?? 1_000), wait.signal),
+            )
           : sleep(chaos.minDelayMs + jitter * (chaos.maxDelayMs - chaos.minDelayMs), wait.signal);
         const settledEarly = await Promise.race([delay.then(() => false), allSettled.then(() => true)]);
         wait.abort();
