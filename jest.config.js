@@ -4,8 +4,13 @@ const os = require('node:os');
 module.exports = {
   // Test files run side by side. They mostly wait (on dev servers, timers, child processes), so
   // more files than cores run at once: JEST_WORKERS_PER_CORE below, measured on 2 cores (README,
-  // Development). `--maxWorkers` or `--runInBand` on the command line still win.
-  maxWorkers: Math.max(2, Math.round(os.availableParallelism() * Number(process.env.JEST_WORKERS_PER_CORE ?? 2.5))),
+  // Development), at most 8: each file starts dev servers, workers and sandboxes of its own, and a
+  // container's CPU quota does not show in availableParallelism(). `--maxWorkers` or `--runInBand`
+  // on the command line still win.
+  maxWorkers: Math.min(
+    8,
+    Math.max(2, Math.round(os.availableParallelism() * Number(process.env.JEST_WORKERS_PER_CORE ?? 2.5))),
+  ),
   testSequencer: '<rootDir>/test/support/sequencer.js',
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],

@@ -21,7 +21,8 @@ const files = report.testResults
   }))
   .filter((entry) => Number.isFinite(entry.seconds))
   .sort((a, b) => b.seconds - a.seconds);
-const wall = (Math.max(...report.testResults.map((result) => result.endTime)) - report.startTime) / 1000;
+const ends = report.testResults.map((result) => result.endTime).filter(Number.isFinite);
+const wall = ends.length > 0 ? (Math.max(...ends) - report.startTime) / 1000 : 0;
 const total = files.reduce((sum, entry) => sum + entry.seconds, 0);
 console.log(
   `${label}: ${files.length} files in ${wall.toFixed(0)} s (${total.toFixed(0)} s of file time); the ten slowest:`,

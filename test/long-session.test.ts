@@ -42,6 +42,9 @@ const MODEL_LIMITS: SessionInput['modelLimits'] = [{ prefix: MODEL, contextWindo
  * assertions need; the full 300 take three times as long.
  */
 const TURNS = Number(process.env.LONG_SESSION_TURNS ?? 100);
+if (!Number.isInteger(TURNS) || TURNS < 100 || TURNS % 10 !== 0) {
+  throw new Error(`LONG_SESSION_TURNS must be a multiple of 10, at least 100 (whole cycles); got ${TURNS}`);
+}
 /** Ten turns a cycle (`toolTurn`). */
 const CYCLES = Math.ceil((TURNS - 1) / 10);
 const SOURCE_FILES = 20;
@@ -229,8 +232,10 @@ describe(`a ${TURNS}-turn session across continue-as-new and autocompact, its wo
   const homes: string[] = [];
 
   beforeAll(async () => {
-    // About 12 history events per turn: Temporal suggests continue-as-new every 15-odd turns.
-    env = await startTemporal(['--dynamic-config-value', 'limit.historyCount.suggestContinueAsNew=200']);
+    // About 12 history events per turn: Temporal suggests continue-as-new every 15-odd turns (every
+    // 30-odd at 300 turns and more, as the test was first accepted).
+    const suggestAt = TURNS >= 300 ? 400 : 200;
+    env = await startTemporal(['--dynamic-config-value', `limit.historyCount.suggestContinueAsNew=${suggestAt}`]);
     base = fs.realpathSync(tempDir('long'));
     workspace = path.join(base, 'ws');
   });

@@ -137,14 +137,16 @@ let idleTimer: NodeJS.Timeout | undefined;
  * The helper's entry point beside this file: compiled JS, or TypeScript run from source, with the
  * preload named by `DURABLE_AGENT_TS_REGISTER` (the tests' cached one) or else ts-node's.
  */
-function helperCommand(): { file: string; execArgv: string[] } | undefined {
+function helperCommand(): { file: string; execArgv: string[]; env: Record<string, string> } | undefined {
   const ext = path.extname(__filename);
   const file = path.join(__dirname, `spawner-helper${ext}`);
   if (!fs.existsSync(file)) return undefined;
-  if (ext !== '.ts') return { file, execArgv: [] };
+  if (ext !== '.ts') return { file, execArgv: [], env: {} };
   try {
     const register = process.env.DURABLE_AGENT_TS_REGISTER || 'ts-node/register/transpile-only';
-    return { file, execArgv: ['-r', require.resolve(register)] };
+    // The tests' preload finds its compiled files through this folder (a path, no secret).
+    const cache = process.env.DURABLE_AGENT_TS_CACHE;
+    return { file, execArgv: ['-r', require.resolve(register)], env: cache ? { DURABLE_AGENT_TS_CACHE: cache } : {} };
   } catch {
     return undefined;
   }
@@ -164,10 +166,11 @@ function startHelper(): ChildProcess | undefined {
   }
   let child: ChildProcess;
   try {
-    // No environment of the worker's: each request brings the command's own.
+    // No environment of the worker's (but where tests keep compiled TypeScript): each request
+    // brings the command's own.
     child = fork(command.file, [], {
       execArgv: command.execArgv,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...command.env },
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     });
   } catch {

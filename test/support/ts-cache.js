@@ -18,6 +18,8 @@ const cacheDir = process.env.DURABLE_AGENT_TS_CACHE || path.join(root, 'node_mod
 const salt = [
   fs.readFileSync(path.join(root, 'node_modules', 'typescript', 'package.json'), 'utf8'),
   fs.readFileSync(path.join(root, 'tsconfig.json'), 'utf8'),
+  // This file's own options (below) shape the output too.
+  fs.readFileSync(__filename, 'utf8'),
 ].join('\0');
 
 let compilerOptions;
