@@ -1,5 +1,6 @@
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { loadScriptedSession } from '../src/model-server';
@@ -39,6 +40,23 @@ const SLOW_MS = 600_000;
 
 const decode = (payload: { data?: string }) => JSON.parse(Buffer.from(payload.data ?? '', 'base64').toString('utf8'));
 
+/** Ports free on 127.0.0.1 right now. */
+async function freePorts(count: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<net.Server>((resolve) => {
+          const server = net.createServer();
+          server.listen(0, '127.0.0.1', () => resolve(server));
+        }),
+    ),
+  );
+  const ports = servers.map((server) => (server.address() as net.AddressInfo).port);
+  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  return ports;
+}
+
 describe('true outcomes: ls, search attributes, summaries and details on the embedded server', () => {
   const home = tempDir('outcomes-home');
   let server: ScriptedModelServer;
@@ -56,6 +74,10 @@ describe('true outcomes: ls, search attributes, summaries and details on the emb
     delete env.CI;
     workspace = tempDir('outcomes-ws');
     fs.cpSync(path.join(root, 'examples/login-demo'), workspace, { recursive: true });
+    // Ports of its own, as a server that ran here before would have left them: test files run side
+    // by side, and another file's embedded server takes 7233 the moment this one's `stop` frees it.
+    const [port, uiPort] = await freePorts(2);
+    fs.writeFileSync(path.join(home, 'embedded-ports.json'), JSON.stringify({ port, uiPort }));
   });
 
   afterAll(async () => {
