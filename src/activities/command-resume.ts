@@ -69,6 +69,10 @@ async function resume(options: ResumeCommandOptions): Promise<ToolOutcome | unde
   const began = `started ${record.startedAt} by attempt ${record.attempt} on ${record.host}`;
   if (sameHost(me, record)) {
     if (!(await groupAlive(record))) {
+      // It may have written its status and ended since the first look: its last process writes
+      // the status before it exits, so a group seen gone has written whatever it will write.
+      const late = await readExitStatus(files.exit);
+      if (late !== undefined) return answer(await readFinished(files, late, false));
       // The worker died after recording the group, before the leader was told to go: run it now.
       if (!(await commandStarted(files))) return undefined;
       return cutOff(
