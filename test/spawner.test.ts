@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { buildSystemPrompt } from '../src/activities/system-prompt';
 import { FileContentStore } from '../src/activities/store/content-store';
-import { runCommand, setSpawnerIdleMs, spawnerPid, stopSpawner } from '../src/worker/spawner';
+import { runCommand, setSpawnerIdleMs, spawnPiped, spawnerPid, stopSpawner } from '../src/worker/spawner';
 import { tempDir } from './support/harness';
 import { TS_NODE_ARGS } from './support/ts-run';
 
@@ -100,6 +100,40 @@ describe('the worker command helper', () => {
     const { stdout } = await runCommand('sh', ['-c', 'echo $PPID'], { env: shEnv });
     expect(Number(stdout.trim())).toBe(spawnerPid());
     expect(spawnerPid()).not.toBe(first);
+  });
+
+  test("a helper SIGKILLed just after it started a process: the worker still learns the process's pid before calling it lost", async () => {
+    await runCommand('true', [], { env: shEnv });
+    const first = spawnerPid()!;
+    const dir = tempDir('late-spawn');
+    const started = path.join(dir, 'started');
+    const run = spawnPiped('sh', ['-c', `touch "${started}"; exec sleep 1000`], dir, shEnv, { detached: true });
+    const lost = new Promise<number | undefined>((resolve) => run.once('lost', () => resolve(run.pid)));
+    // Hold this (the worker's) event loop while the helper starts the process and tells of it, and
+    // while the helper dies: the "spawn" message and the helper's end then wait to be read together.
+    const hold = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+    for (const until = Date.now() + 10_000; !fs.existsSync(started) && Date.now() < until;) hold(10);
+    hold(100);
+    process.kill(first, 'SIGKILL');
+    hold(200);
+    const pid = await lost;
+    try {
+      // Without the pid, whoever hears of the loss cannot stop the process group, which outlives the helper.
+      expect(pid).toBeDefined();
+      expect(alive(pid!)).toBe(true);
+    } finally {
+      // Whatever the worker knew, nothing of this test runs on: its sleep is found by its folder.
+      for (const each of fs.readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))) {
+        const inDir = (() => {
+          try {
+            return fs.readlinkSync(`/proc/${each}/cwd`) === fs.realpathSync(dir);
+          } catch {
+            return false;
+          }
+        })();
+        if (inDir) process.kill(-Number(each), 'SIGKILL');
+      }
+    }
   });
 
   test('the helper keeps no process alive, and goes (with its commands) when its worker is SIGKILLed', async () => {

@@ -403,6 +403,12 @@ describe("runHooks: hooks start from the worker's command helper", () => {
     const pending = run('Stop', [hook(where)], { sandbox: { enabled: false, source: '--no-sandbox' } });
     const startedFile = path.join(fixture.workspace, 'started');
     for (let i = 0; i < 250 && !fs.existsSync(startedFile); i++) await new Promise((r) => setTimeout(r, 20));
+    // The hook runs, and the helper's word of its start (the pid) is on its way to the worker. This
+    // test is about a helper that dies after that word: the kill comes once the hook's sleep runs
+    // and the word had time to arrive. (A helper killed in the instant between its start of the hook
+    // and its word of it leaves a group the worker cannot name: a narrower case this does not test.)
+    expect(await sleepsReach(`100${process.pid}7`, 1, 10_000)).toBe(1);
+    await new Promise((r) => setTimeout(r, 300));
     const helper = spawnerPid();
     expect(helper).toBeDefined();
     process.kill(helper!, 'SIGKILL');
