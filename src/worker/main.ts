@@ -2,6 +2,7 @@ import os from 'node:os';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { failOrphanedModelCalls, InflightRecorder } from './inflight';
+import { closeInheritedDescriptors } from './inherited-fds';
 import { superviseOrphanGroups } from './orphan-groups';
 import { dataHome, storeDir, temporalTargetFromEnv } from '../client/config';
 import { openContentStore } from '../client/store-config';
@@ -25,6 +26,8 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
   // Names this process was started with: /proc/<pid>/environ shows them for its whole life.
   const secretsInStartEnv = Object.keys(env).filter(isSecretEnvName);
   const handedOver = receiveSecrets(env);
+  // Nothing this worker starts gets a descriptor its starter left open (the handoff pipe is closed).
+  closeInheritedDescriptors();
   const config: NodeJS.ProcessEnv = { ...env, ...handedOver };
   delete process.env[SECRETS_FD_VAR];
   // Nothing this worker starts (git, rg, Bash) inherits a credential from here on.

@@ -9,6 +9,7 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
+import { closeInheritedDescriptors } from './inherited-fds';
 import { SPAWNER_READY, killGroupOf, startPiped } from './spawner';
 import type { LeaderEvent, LeaderRequest, PipedEvent, PipedRequest, SpawnerReply, SpawnerRequest } from './spawner';
 
@@ -218,4 +219,7 @@ process.on('disconnect', () => {
   process.exit(0);
 });
 
+// What this process inherited beyond its channel (from a worker started before descriptors were
+// closed, or through a library) reaches none of the commands it starts.
+closeInheritedDescriptors();
 process.send?.(SPAWNER_READY);

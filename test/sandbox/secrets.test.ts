@@ -84,7 +84,14 @@ describe('no tool process can reach a credential the worker holds', () => {
       fs.writeFileSync(path.join(fixture.dataHome, 'store', 'zz', 'other-job'), `{"apiKey":"${apiKey}"}`);
       fs.appendFileSync(path.join(fixture.home, '.bashrc'), `export ANTHROPIC_API_KEY=${apiKey}\n`);
     }
+    // A file whatever started the worker left open (a shell's `250<file`): the file itself is not here.
+    const fdSecret = `FD-SECRET-${Math.random().toString(36).slice(2)}`;
+    const fdFile = path.join(fixture.root, 'left-open');
+    fs.writeFileSync(fdFile, `${fdSecret}\n`);
+    const inheritFd = fs.openSync(fdFile, 'r');
+    fs.unlinkSync(fdFile);
     const attacks = [
+      'cat <&250; cat /proc/self/fd/250; ls -l /proc/self/fd',
       'grep -a ANTHROPIC_API_KEY /proc/*/environ',
       // Every ancestor's environment: the command's shell, the helper that started it, the worker.
       'p=$PPID; while [ "$p" -gt 1 ]; do tr "\\0" "\\n" < /proc/$p/environ; p=$(awk \'/^PPid:/ { print $2 }\' /proc/$p/status); done',
@@ -116,7 +123,9 @@ describe('no tool process can reach a credential the worker holds', () => {
         home: fixture.dataHome,
         ...(handover === 'pipe' ? { secrets: { ANTHROPIC_API_KEY: apiKey } } : {}),
         extraEnv: { HOME: fixture.home, ...(handover === 'env' ? { ANTHROPIC_API_KEY: apiKey } : {}) },
+        inheritFd,
       });
+      fs.closeSync(inheritFd);
       const handle = await env.client.workflow.start('agentSession', {
         taskQueue,
         workflowId: `secrets-${mode}-${Date.now()}`,
@@ -151,6 +160,7 @@ describe('no tool process can reach a credential the worker holds', () => {
       }
       return {
         apiKey,
+        fdSecret,
         fixture,
         history,
         places,
@@ -172,6 +182,7 @@ describe('no tool process can reach a credential the worker holds', () => {
       expect(run.logs).toContain('durable-agent worker: Bash runs sandboxed (bubblewrap');
       expect(run.environs).toEqual([]);
       expect(findings(run.apiKey, run.places)).toEqual([]);
+      expect(findings(run.fdSecret, run.places)).toEqual([]);
       // (The TLS files are not the worker's here: a local dev server takes no TLS. bwrap.test.ts and
       // worker-setup.test.ts cover them.)
       for (const { file, secret } of run.fixture.credentials) {
@@ -195,6 +206,7 @@ describe('no tool process can reach a credential the worker holds', () => {
       // The key came over a pipe: no process's environment holds it, the worker's included.
       expect(run.environs).toEqual([]);
       expect(findings(run.apiKey, run.places)).toEqual([]);
+      expect(findings(run.fdSecret, run.places)).toEqual([]);
       // The worker is an ancestor of every command: its environment was read, and held no key.
       expect(run.toolResults).toContain('DURABLE_AGENT_TASK_QUEUE=test-secrets-unsandboxed');
       expect(run.toolResults).toContain('jest');

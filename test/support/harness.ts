@@ -101,6 +101,8 @@ export async function spawnWorkerProcess(options: {
    * (`src/worker/secret-handoff.ts`), instead of the default `ANTHROPIC_API_KEY` in the environment.
    */
   secrets?: Record<string, string>;
+  /** A descriptor the worker inherits as fd 250, as from a shell's `250<file`. */
+  inheritFd?: number;
 }): Promise<WorkerProcess> {
   const { spawn } = await import('node:child_process');
   const { handOverSecrets, secretHandoffSpawn } = await import('../../src/worker/secret-handoff');
@@ -131,7 +133,7 @@ export async function spawnWorkerProcess(options: {
     ],
     {
       cwd: root,
-      stdio: handoff ? handoff.stdio : ['ignore', 'pipe', 'pipe'],
+      stdio: withInherited(handoff ? handoff.stdio : ['ignore', 'pipe', 'pipe'], options.inheritFd),
       env: handoff ? handoff.env : env,
     },
   );
@@ -163,6 +165,18 @@ export async function spawnWorkerProcess(options: {
     },
     logs: () => output,
   };
+}
+
+/** `stdio` with `fd` at position 250 (nothing between), or as it is. */
+function withInherited(
+  stdio: Array<'ignore' | 'pipe' | number>,
+  fd: number | undefined,
+): Array<'ignore' | 'pipe' | number> {
+  if (fd === undefined) return stdio;
+  const all = [...stdio];
+  while (all.length < 250) all.push('ignore');
+  all.push(fd);
+  return all;
 }
 
 /** Poll `check` until it returns a value, or fail after `timeoutMs`. */
