@@ -28,11 +28,18 @@ const session: ScriptedSession = {
   ],
 };
 
-type Body = { messages: Array<{ role: string; content: string | Array<Record<string, unknown>> }> };
+type Body = {
+  system?: string | Array<{ type: string; text: string }>;
+  messages: Array<{ role: string; content: string | Array<Record<string, unknown>> }>;
+};
+const systemText = (body: Body): string =>
+  typeof body.system === 'string' ? body.system : (body.system ?? []).map((block) => block.text).join('\n');
 const firstUserText = (body: Body): string => {
   const content = body.messages[0]?.content;
   return typeof content === 'string' ? content : (content ?? []).map((b) => String(b.text ?? '')).join('');
 };
+
+const SHELL_SECRET = `postgres://app:hunter2@db-${process.pid}`;
 
 describe('headless runs, as a CI pipeline meets them', () => {
   const home = tempDir('home');
@@ -41,7 +48,14 @@ describe('headless runs, as a CI pipeline meets them', () => {
 
   beforeAll(async () => {
     server = await ScriptedModelServer.start({ ...session, chunkDelayMs: 0 });
-    env = { ...process.env, DURABLE_AGENT_HOME: home, ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: server.url };
+    env = {
+      ...process.env,
+      DURABLE_AGENT_HOME: home,
+      ANTHROPIC_API_KEY: 'test-key',
+      ANTHROPIC_BASE_URL: server.url,
+      // A variable of the shell that starts the embedded worker, not named as a secret (a database URL).
+      DURABLE_AGENT_TEST_DATABASE_URL: SHELL_SECRET,
+    };
     delete env.TEMPORAL_ADDRESS;
     delete env.CI;
   });
@@ -259,6 +273,34 @@ describe('headless runs, as a CI pipeline meets them', () => {
     expect(text.code).toBe(5);
     expect(text.stderr).toContain('job terminated was terminated from outside durable-agent: ops said stop');
     expect(text.stderr).not.toMatch(/\n\s+at /);
+  }, 120_000);
+
+  test("a repository's CLAUDE.md that links out of it (to a key, to the worker's environment) stays out of the prompt", async () => {
+    const outside = fs.realpathSync(tempDir('outside'));
+    fs.writeFileSync(path.join(outside, 'id_rsa'), '-----BEGIN OPENSSH PRIVATE KEY-----\nsecret\n');
+    for (const [job, target] of [
+      ['memory-key', path.join(outside, 'id_rsa')],
+      ['memory-environ', '/proc/self/environ'],
+    ] as const) {
+      const workspace = makeWorkspace({ 'README.md': 'the project\n' });
+      fs.symlinkSync(target, path.join(workspace, 'CLAUDE.md'));
+      const prompt = `Write the notes (${job})`;
+      const run = await cli(['run', prompt, '--cwd', workspace, '--job-id', job, '--output-format', 'json'], {
+        ...env,
+        CI: 'true',
+      });
+      expect(run.code).toBe(0);
+      const requests = server.requests.filter((r) => firstUserText(r.body as Body) === prompt);
+      expect(requests.length).toBeGreaterThan(0);
+      for (const request of requests) {
+        const system = systemText(request.body as Body);
+        expect(system).toContain(`Workspace: ${workspace}`);
+        expect(system).not.toContain('PRIVATE KEY');
+        expect(system).not.toContain(SHELL_SECRET);
+        expect(system).not.toContain('ANTHROPIC_API_KEY');
+        expect(system).not.toContain('Project instructions (CLAUDE.md)');
+      }
+    }
   }, 120_000);
 
   test('--version, an unknown job and a missing prompt get one clear line each', async () => {

@@ -1,11 +1,13 @@
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
 import { ApplicationFailure } from '@temporalio/common';
 import type { BuildSystemPromptInput, BuildSystemPromptResult } from '../shared/activity-types';
 import { gitOverrideEnv, repositoryFilterOverrides } from './sandbox/git-hardening';
 import type { ContentStore } from './store/content-store';
 import { defaultBashEnv } from './tools/bash-env';
+import { openWorkspaceFile } from './tools/workspace-open';
 import { runCommand } from '../worker/spawner';
 
 /** CLAUDE.md beyond this is cut: it is instructions, not a corpus. */
@@ -105,11 +107,25 @@ export function branchOfStatusHeader(header: string): string {
   return named.split(/\.\.\.| /)[0] || '(unknown)';
 }
 
+/**
+ * The workspace's CLAUDE.md, opened from a handle on the workspace (`openWorkspaceFile`): a
+ * CLAUDE.md that is a symlink out of the workspace (to a key, to /proc/self/environ) is not read,
+ * nor is anything but a regular file. Only what can be shown is read.
+ */
 async function readMemoryFile(workspace: string): Promise<string | undefined> {
+  const opened = await openWorkspaceFile(workspace, 'CLAUDE.md').catch(() => undefined);
+  if (!opened?.ok) return undefined;
   try {
-    const text = await readFile(path.join(workspace, 'CLAUDE.md'), 'utf8');
+    const info = await opened.handle.stat();
+    if (!info.isFile()) return undefined;
+    // Four bytes a character at most: a longer file is cut whatever it holds.
+    const bytes = Buffer.alloc(Math.min(info.size, MEMORY_FILE_LIMIT * 4 + 4));
+    const { bytesRead } = await opened.handle.read(bytes, 0, bytes.length, 0);
+    const text = new StringDecoder('utf8').write(bytes.subarray(0, bytesRead));
     return text.length > MEMORY_FILE_LIMIT ? `${text.slice(0, MEMORY_FILE_LIMIT)}\n… (CLAUDE.md cut)` : text.trim();
   } catch {
     return undefined;
+  } finally {
+    await opened.handle.close();
   }
 }

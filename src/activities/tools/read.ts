@@ -1,5 +1,4 @@
-import { createReadStream } from 'node:fs';
-import { open, stat } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
 import { fileStateKey } from '../../shared/file-state';
 import type { ToolOutcome } from '../../shared/tool-definition';
@@ -10,9 +9,9 @@ import { BINARY_SNIFF_BYTES, describeFsError, looksBinary, toolError } from './f
 import { numberedLine } from './numbered-lines';
 import { ReadDenyGuard, readDeniedMessage, ruleForTarget } from './read-deny';
 import { stateOf } from './read-state';
-import { didYouMean, similarFiles } from './similar-files';
+import { didYouMean, similarNames } from './similar-files';
 import type { ToolContext } from './tool-context';
-import { resolveWorkspacePath } from './workspace-path';
+import { openWorkspaceFile } from './workspace-open';
 
 /** Text one Read returns at most (the default window of full-width lines); a larger `limit` stops here. */
 const READ_MAX_OUTPUT_CHARS = READ_DEFAULT_LIMIT * READ_MAX_LINE_CHARS;
@@ -22,25 +21,45 @@ const READ_MAX_OUTPUT_CHARS = READ_DEFAULT_LIMIT * READ_MAX_LINE_CHARS;
  * (mtime, size, whether only part was shown) so a later Write or Edit may change it.
  */
 export async function runRead(input: ReadInput, ctx: ToolContext): Promise<ToolOutcome> {
-  const target = await resolveWorkspacePath(ctx.workspace, input.file_path);
-  if (!target.ok) return toolError(target.error);
-  const shown = target.relative;
+  // Opened from a handle on the workspace, name by name: what is checked below is what is read.
+  const target = await openWorkspaceFile(ctx.workspace, input.file_path, { listSiblingsIfMissing: true });
   // The workflow judged the path as written; a symlink or another spelling may lead elsewhere.
   const guard = await ReadDenyGuard.create(ctx);
+  if (!target.ok) {
+    if (target.code === 'outside') return toolError(target.error);
+    const rule = guard && ruleForTarget(guard, ctx.workspace, input.file_path, target.absolute);
+    if (rule !== undefined) return toolError(readDeniedMessage(input.file_path, rule));
+    if (target.code !== 'ENOENT' || !target.siblings) return toolError(target.error);
+    // Suggest no file the rules hide: its name is part of what they protect.
+    const similar = similarNames(target.siblings, path.basename(target.absolute), path.dirname(target.relative));
+    const suggestions = guard ? await visibleSuggestions(guard, similar, path.dirname(target.absolute)) : similar;
+    return toolError(`${target.error}${suggestions.length > 0 ? `.${didYouMean(suggestions)}` : ''}`);
+  }
+  const { handle } = target;
+  try {
+    return await readOpened(input, ctx, guard, target.absolute, target.relative, handle);
+  } finally {
+    await handle.close();
+  }
+}
+
+async function readOpened(
+  input: ReadInput,
+  ctx: ToolContext,
+  guard: ReadDenyGuard | undefined,
+  absolute: string,
+  shown: string,
+  handle: FileHandle,
+): Promise<ToolOutcome> {
   if (guard) {
-    const rule = ruleForTarget(guard, ctx.workspace, input.file_path, target.absolute);
+    const rule = ruleForTarget(guard, ctx.workspace, input.file_path, absolute);
     if (rule !== undefined) return toolError(readDeniedMessage(input.file_path, rule));
   }
-
   let info;
   try {
-    info = await stat(target.absolute);
+    info = await handle.stat();
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return toolError(describeFsError(error, shown));
-    // Suggest no file the rules hide: its name is part of what they protect.
-    const similar = await similarFiles(target.absolute, path.dirname(shown));
-    const suggestions = guard ? await visibleSuggestions(guard, similar, path.dirname(target.absolute)) : similar;
-    return toolError(`File does not exist: ${shown}${suggestions.length > 0 ? `.${didYouMean(suggestions)}` : ''}`);
+    return toolError(describeFsError(error, shown));
   }
   if (info.isDirectory()) {
     return toolError(
@@ -68,19 +87,14 @@ export async function runRead(input: ReadInput, ctx: ToolContext): Promise<ToolO
   const extension = binaryExtension(shown);
   if (extension) return toolError(binaryRefusal(shown, `a ${extension} file`));
   try {
-    const handle = await open(target.absolute, 'r');
-    try {
-      const head = Buffer.alloc(Math.min(BINARY_SNIFF_BYTES, info.size));
-      const { bytesRead } = await handle.read(head, 0, head.length, 0);
-      if (looksBinary(head.subarray(0, bytesRead))) return toolError(binaryRefusal(shown, 'it contains NUL bytes'));
-    } finally {
-      await handle.close();
-    }
+    const head = Buffer.alloc(Math.min(BINARY_SNIFF_BYTES, info.size));
+    const { bytesRead } = await handle.read(head, 0, head.length, 0);
+    if (looksBinary(head.subarray(0, bytesRead))) return toolError(binaryRefusal(shown, 'it contains NUL bytes'));
   } catch (error) {
     return toolError(describeFsError(error, shown));
   }
 
-  const window = await readLineWindow(target.absolute, start, limit, ctx.signal);
+  const window = await readLineWindow(handle, start, limit, ctx.signal);
   if (window.lines.length === 0) {
     const lines = `${window.linesSeen} line${window.linesSeen === 1 ? '' : 's'}`;
     return read(
@@ -121,7 +135,7 @@ interface KeptLine {
  * (reporting `more`) when the kept text would exceed READ_MAX_OUTPUT_CHARS, whatever `limit` says.
  */
 async function readLineWindow(
-  file: string,
+  file: FileHandle,
   start: number,
   limit: number,
   signal: AbortSignal,
@@ -156,7 +170,8 @@ async function readLineWindow(
 
   // Once the window is full, any further character means the file goes on.
   let full = false;
-  const stream = createReadStream(file, { encoding: 'utf8', highWaterMark: 64 * 1024 });
+  // From the start, and the handle stays open: the caller closes it.
+  const stream = file.createReadStream({ encoding: 'utf8', highWaterMark: 64 * 1024, start: 0, autoClose: false });
   try {
     for await (const chunk of stream as AsyncIterable<string>) {
       if (signal.aborted) throw abortError();

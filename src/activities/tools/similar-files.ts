@@ -14,13 +14,17 @@ const MAX_SUGGESTIONS = 3;
 export async function similarFiles(absolute: string, relativeDir: string): Promise<string[]> {
   let entries: string[];
   try {
-    entries = (await readdir(path.dirname(absolute))).slice(0, MAX_ENTRIES);
+    entries = await readdir(path.dirname(absolute));
   } catch {
     return [];
   }
-  const wanted = path.basename(absolute);
+  return similarNames(entries, path.basename(absolute), relativeDir);
+}
+
+/** The same, from the names `entries` of the folder the missing file `wanted` would be in. */
+export function similarNames(entries: readonly string[], wanted: string, relativeDir: string): string[] {
   const scored: { name: string; score: number }[] = [];
-  for (const name of entries) {
+  for (const name of entries.slice(0, MAX_ENTRIES)) {
     const score = closeness(wanted, name);
     if (score !== undefined) scored.push({ name, score });
   }
