@@ -3,8 +3,8 @@
  * open per path component below the workspace's handle, symlinks read and walked) against the way
  * the file tools opened files before: resolve the path by name, check it is inside, then open it by
  * name again (`resolveWorkspacePath` and `open`). Each way opens, stats and reads the same file, at
- * three depths, `FILE_OPEN_CALLS` (default 2000) times, alternating, in one run; then a whole Read
- * call, which now opens this way, for scale.
+ * three depths, `FILE_OPEN_CALLS` (default 2000) times, alternating, in one run; then a Write's file
+ * work both ways (a tenth as many: each fsyncs), and a whole Read call, for scale.
  *
  *   npx ts-node -T bench/file-open.ts
  */
@@ -17,6 +17,8 @@ import { runRead } from '../src/activities/tools/read';
 import type { ToolContext } from '../src/activities/tools/tool-context';
 import { openWorkspaceFile } from '../src/activities/tools/workspace-open';
 import { resolveWorkspacePath } from '../src/activities/tools/workspace-path';
+import { openWriteTarget, writeInFolder } from '../src/activities/tools/workspace-write';
+import { writeFileDurably } from '../src/activities/store/durable-file';
 
 const CALLS = Number(process.env.FILE_OPEN_CALLS ?? 2000);
 const CONTENT = 'export const answer = 42;\n'.repeat(40);
@@ -41,6 +43,24 @@ async function fromHandle(workspace: string, input: string): Promise<void> {
     await target.handle.read(Buffer.alloc(4096), 0, 4096, 0);
   } finally {
     await target.handle.close();
+  }
+}
+
+/** A Write's file work before: check the path, then write-file-atomic by name and fsync the folder. */
+async function writeByName(workspace: string, input: string): Promise<void> {
+  const target = await resolveWorkspacePath(workspace, input);
+  if (!target.ok) throw new Error(target.error);
+  await writeFileDurably(target.absolute, CONTENT);
+}
+
+/** The same now: the folder opened from the workspace's handle, the file replaced through it. */
+async function writeFromHandle(workspace: string, input: string): Promise<void> {
+  const target = await openWriteTarget(workspace, input, { createFolders: false });
+  if (!target.ok) throw new Error(target.error);
+  try {
+    await writeInFolder(target.folder, target.name, CONTENT, await target.existing?.stat());
+  } finally {
+    await target.close();
   }
 }
 
@@ -86,6 +106,15 @@ async function main(): Promise<void> {
         `${String(file.split('/').length).padStart(5)}  ${`${(name * 1000).toFixed(0)} µs`.padStart(26)}  ${`${(handle * 1000).toFixed(0)} µs`.padStart(25)}  ${(handle / name).toFixed(2).padStart(5)}`,
       );
     }
+    const writes = { name: [] as number[], handle: [] as number[] };
+    for (let i = 0; i < CALLS / 10; i++) {
+      writes.name.push(await timed(() => writeByName(workspace, files[1]!)));
+      writes.handle.push(await timed(() => writeFromHandle(workspace, files[1]!)));
+    }
+    const [name, handle] = [median(writes.name), median(writes.handle)];
+    console.log(
+      `a Write's file work (depth 3, fsynced), ${CALLS / 10} each: by name ${(name * 1000).toFixed(0)} µs, from the handle ${(handle * 1000).toFixed(0)} µs, ratio ${(handle / name).toFixed(2)}`,
+    );
     const reads: number[] = [];
     for (let i = 0; i < CALLS; i++) {
       reads.push(

@@ -3,10 +3,13 @@
  * are followed, symlinks out are refused, and a folder swapped for a symlink out while the tools
  * run never lets a read land outside.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { runEdit } from '../../src/activities/tools/edit';
 import { runRead } from '../../src/activities/tools/read';
+import { runWrite } from '../../src/activities/tools/write';
+import { fileStateKey } from '../../src/shared/file-state';
 import { openWorkspaceFile } from '../../src/activities/tools/workspace-open';
 import { makeWorkspace, tempDir } from '../support/harness';
 import { toolContext } from './support/context';
@@ -87,27 +90,8 @@ describe('openWorkspaceFile', () => {
 
   test('a folder swapped for a symlink out while Read runs: no read ever lands outside', async () => {
     const ws = makeWorkspace({ 'd0/id_rsa': 'harmless\n' });
-    fs.symlinkSync(outside, path.join(ws, 'swap'));
-    // Another job's command swapping d0 and the link as fast as it can (renameat2 RENAME_EXCHANGE).
-    const swapper = spawn(
-      'python3',
-      [
-        '-c',
-        [
-          'import ctypes, os, sys',
-          'libc = ctypes.CDLL(None, use_errno=True)',
-          'a, b = sys.argv[1].encode(), sys.argv[2].encode()',
-          'print("swapping", flush=True)',
-          'while True:',
-          '    if libc.renameat2(-100, a, -100, b, 2) != 0: sys.exit("renameat2: " + os.strerror(ctypes.get_errno()))',
-        ].join('\n'),
-        path.join(ws, 'd0'),
-        path.join(ws, 'swap'),
-      ],
-      { stdio: ['ignore', 'pipe', 'inherit'] },
-    );
+    const swapper = await swapping(ws, 'd0', outside);
     try {
-      await new Promise((resolve) => swapper.stdout.once('data', resolve));
       const ctx = toolContext(ws);
       const outcomes = { inside: 0, refused: 0, leaked: 0 };
       const until = Date.now() + 3_000;
@@ -126,4 +110,70 @@ describe('openWorkspaceFile', () => {
       swapper.kill('SIGKILL');
     }
   });
+
+  test('a folder swapped for a symlink out while Write and Edit run: nothing is written outside', async () => {
+    const ws = makeWorkspace({ 'd0/config': 'v=0\n' });
+    fs.writeFileSync(path.join(outside, 'config'), 'v=0\n');
+    const before = fs.statSync(path.join(outside, 'config'));
+    const swapper = await swapping(ws, 'd0', outside);
+    try {
+      // Edit's read-before-write check passes for any file of this size: only where it writes is tested.
+      const ctx = toolContext(ws, {
+        readState: { [fileStateKey(ws, 'd0/config')]: { mtimeMs: Number.MAX_SAFE_INTEGER, size: 4, partial: false } },
+      });
+      const written = { write: 0, edit: 0, refused: 0 };
+      let value = 0;
+      const until = Date.now() + 3_000;
+      for (let i = 0; Date.now() < until || written.write + written.edit < 50; i++) {
+        const write = await runWrite({ file_path: `d0/authorized_keys-${i}`, content: 'ssh-ed25519 attacker\n' }, ctx);
+        if (write.isError) written.refused++;
+        else written.write++;
+        const edit = await runEdit(
+          { file_path: 'd0/config', old_string: `v=${value}`, new_string: `v=${1 - value}` },
+          ctx,
+        );
+        if (edit.isError) written.refused++;
+        else {
+          written.edit++;
+          value = 1 - value;
+        }
+      }
+      expect(swapper.exitCode).toBeNull();
+      expect(written.write).toBeGreaterThan(0);
+      expect(written.edit).toBeGreaterThan(0);
+      expect(written.refused).toBeGreaterThan(0);
+      expect(fs.readdirSync(outside).sort()).toEqual(['config', 'id_rsa']);
+      expect(fs.readFileSync(path.join(outside, 'config'), 'utf8')).toBe('v=0\n');
+      expect(fs.statSync(path.join(outside, 'config')).mtimeMs).toBe(before.mtimeMs);
+    } finally {
+      swapper.kill('SIGKILL');
+    }
+  });
 });
+
+/**
+ * Another job's command swapping `folder` of `ws` with a symlink to `outside` as fast as it can
+ * (renameat2 RENAME_EXCHANGE), from when this resolves until it is killed.
+ */
+async function swapping(ws: string, folder: string, outside: string): Promise<ChildProcess> {
+  fs.symlinkSync(outside, path.join(ws, 'swap'));
+  const swapper = spawn(
+    'python3',
+    [
+      '-c',
+      [
+        'import ctypes, os, sys',
+        'libc = ctypes.CDLL(None, use_errno=True)',
+        'a, b = sys.argv[1].encode(), sys.argv[2].encode()',
+        'print("swapping", flush=True)',
+        'while True:',
+        '    if libc.renameat2(-100, a, -100, b, 2) != 0: sys.exit("renameat2: " + os.strerror(ctypes.get_errno()))',
+      ].join('\n'),
+      path.join(ws, folder),
+      path.join(ws, 'swap'),
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  await new Promise((resolve) => swapper.stdout.once('data', resolve));
+  return swapper;
+}

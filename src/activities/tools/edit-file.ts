@@ -1,15 +1,16 @@
-import { readFile, stat } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
 import { fileStateKey } from '../../shared/file-state';
 import type { ToolOutcome } from '../../shared/tool-definition';
 import { applyEdits, type EditOperation } from './edit-apply';
 import { editSnippet } from './edit-snippet';
 import { BINARY_SNIFF_BYTES, describeFsError, looksBinary, toolError } from './fs-errors';
-import { recordedState, staleReadError, updateAfterWrite } from './read-state';
+import { recordedState, staleReadError, stateOf } from './read-state';
 import { contentHash, FileChangeNotRecordedError, replaceFile } from './replace-file';
-import { didYouMean, similarFiles } from './similar-files';
+import { didYouMean, similarNames } from './similar-files';
 import type { ToolContext } from './tool-context';
-import { resolveWorkspacePath } from './workspace-path';
+import { openWorkspaceFile } from './workspace-open';
+import { openWriteTarget, type WriteTarget } from './workspace-write';
 
 /** Files above this size are refused: an edit holds the whole file in memory. */
 const MAX_EDIT_BYTES = 64 * 1024 * 1024;
@@ -26,21 +27,51 @@ export async function editFile(
   ctx: ToolContext,
   describe: (index: number) => string,
 ): Promise<ToolOutcome> {
-  const target = await resolveWorkspacePath(ctx.workspace, filePath);
-  if (!target.ok) return toolError(target.error);
-  const shown = target.relative;
-  const failed = (index: number, error: string) => toolError(`${describe(index)}${error}${unchanged(edits)}`);
-
   // Claude Code checks this before the file, so a no-op edit is named as such whatever the file.
   const noop = edits.findIndex((edit) => edit.old_string === edit.new_string);
-  if (noop >= 0) return failed(noop, 'No changes to make: old_string and new_string are exactly the same.');
+  if (noop >= 0) {
+    return toolError(
+      `${describe(noop)}No changes to make: old_string and new_string are exactly the same.${unchanged(edits)}`,
+    );
+  }
+  // Opened from a handle on the workspace, folder by folder; written through the folder's handle.
+  const target = await openWriteTarget(ctx.workspace, filePath, { createFolders: false });
+  if (!target.ok)
+    return target.code === 'ENOENT' ? missingFile(ctx, filePath, target.relative) : toolError(target.error);
+  try {
+    if (!target.existing) return await missingFile(ctx, filePath, target.relative);
+    return await editOpened(target, target.existing, filePath, edits, ctx, describe);
+  } finally {
+    await target.close();
+  }
+}
+
+/** Claude Code's answer for a missing file, with the names in its folder it may have meant. */
+async function missingFile(ctx: ToolContext, filePath: string, shown: string): Promise<ToolOutcome> {
+  const listed = await openWorkspaceFile(ctx.workspace, filePath, { listSiblingsIfMissing: true });
+  if (listed.ok) await listed.handle.close();
+  const suggestions = listed.ok ? [] : similarNames(listed.siblings ?? [], path.basename(shown), path.dirname(shown));
+  return toolError(`File does not exist: ${shown}.${didYouMean(suggestions)} Use Write to create a new file.`);
+}
+
+async function editOpened(
+  target: WriteTarget,
+  existing: FileHandle,
+  filePath: string,
+  edits: readonly EditOperation[],
+  ctx: ToolContext,
+  describe: (index: number) => string,
+): Promise<ToolOutcome> {
+  const shown = target.relative;
+  const failed = (index: number, error: string) => toolError(`${describe(index)}${error}${unchanged(edits)}`);
 
   const key = fileStateKey(ctx.workspace, filePath);
   const recorded = recordedState(ctx.readState, key);
   let original: string;
   let before: string;
+  let info;
   try {
-    const info = await stat(target.absolute);
+    info = await existing.stat();
     if (info.isDirectory()) return toolError(`${shown} is a directory, not a file.`);
     if (!info.isFile()) return toolError(`${shown} is not a regular file.`);
     const stale = staleReadError(recorded, info);
@@ -48,17 +79,13 @@ export async function editFile(
     if (info.size > MAX_EDIT_BYTES) {
       return toolError(`${shown} is too large to edit (${info.size} bytes; the limit is ${MAX_EDIT_BYTES}).`);
     }
-    const bytes = await readFile(target.absolute);
+    const bytes = await existing.readFile();
     if (looksBinary(bytes.subarray(0, BINARY_SNIFF_BYTES))) {
       return toolError(`Cannot edit ${shown}: it is a binary file (it contains NUL bytes).`);
     }
     original = bytes.toString('utf8');
     before = contentHash(bytes);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-      const suggestions = await similarFiles(target.absolute, path.dirname(shown));
-      return toolError(`File does not exist: ${shown}.${didYouMean(suggestions)} Use Write to create a new file.`);
-    }
     return toolError(describeFsError(error, shown));
   }
 
@@ -81,16 +108,19 @@ export async function editFile(
       : `The file ${shown} has been updated${counts}. Here's the result of running \`cat -n\` on a snippet of the edited file:\n${snippet}`;
   // An edit shows the model only the changed regions, so a partial read stays partial.
   const partial = recorded?.partial ?? false;
-  let update;
+  let written;
   try {
     const data = crlf ? applied.content.replace(/\n/g, '\r\n') : applied.content;
-    await replaceFile(ctx, { path: target.absolute, before, content, stateKey: key, partial }, data);
-    update = await updateAfterWrite(key, target.absolute, partial);
+    written = await replaceFile(ctx, { path: target.absolute, before, content, stateKey: key, partial }, data, {
+      folder: target.folder,
+      name: target.name,
+      existing: info,
+    });
   } catch (error) {
     if (error instanceof FileChangeNotRecordedError) throw error;
     return toolError(describeFsError(error, shown));
   }
-  return { content, isError: false, fileStates: [update] };
+  return { content, isError: false, fileStates: [{ key, state: stateOf(written, partial) }] };
 }
 
 /** '' for one edit making one replacement (Claude Code's plain message), else the counts. */

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { constants } from 'node:fs';
-import { access, readdir, readFile, unlink } from 'node:fs/promises';
+import { constants, type Stats } from 'node:fs';
+import { access, readdir, readFile, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { writeFileDurably } from '../store/durable-file';
 import type { PlannedFileChange, ToolContext } from './tool-context';
+import { writeInFolder } from './workspace-write';
 
 /**
  * The journal could not record a file change: an infrastructure failure, not the tool's. It
@@ -30,28 +30,30 @@ export async function fileHash(absolute: string): Promise<string | null> {
 
 /**
  * Replace the user's file with `data` the crash-safe way: the journal hears what is about to
- * happen (the hashes before and after), then a temporary file in the same folder is written,
- * fsynced, given the old file's mode (and owner, where the process may set it) and renamed over
- * it. A crash leaves the old file or the new one, never half of each. A file the process may not
- * write is refused as an in-place write would be, although the rename alone would succeed.
+ * happen (the hashes before and after), then the new content is written beside the file and
+ * renamed over it through the handle on its folder (`writeInFolder`), keeping its mode (and owner,
+ * where the process may set it). A crash leaves the old file or the new one, never half of each.
+ * A file the process may not write is refused as an in-place write would be, although the rename
+ * alone would succeed. Returns the new file's state.
  */
 export async function replaceFile(
   ctx: ToolContext,
   change: Omit<PlannedFileChange, 'after'>,
   data: string,
-): Promise<void> {
-  if (change.before !== null) await access(change.path, constants.W_OK);
+  target: { folder: FileHandle; name: string; existing?: Stats },
+): Promise<Stats> {
+  if (change.before !== null) await access(`/proc/self/fd/${target.folder.fd}/${target.name}`, constants.W_OK);
   try {
     await ctx.beforeFileChange?.({ ...change, after: contentHash(data) });
   } catch (error) {
     throw new FileChangeNotRecordedError(error instanceof Error ? error.message : String(error), { cause: error });
   }
-  await writeFileDurably(change.path, data);
+  return writeInFolder(target.folder, target.name, data, target.existing);
 }
 
 /**
  * Remove the temporary copies a replacement killed between writing and renaming left beside
- * `file`: `<name>.<number>`, as write-file-atomic names them, holding exactly the content the
+ * `file`: `<name>.<digits>`, as `writeInFolder` (and write-file-atomic before it) names them, holding exactly the content the
  * replacement meant to write (hash `after`). Anything else of that shape is the user's and stays.
  */
 export async function removeAbandonedCopies(file: string, after: string): Promise<void> {

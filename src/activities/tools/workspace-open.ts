@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { lstat, open, readdir, readlink, realpath, type FileHandle } from 'node:fs/promises';
+import { lstat, mkdir, open, readdir, readlink, realpath, type FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
 import { describeFsError } from './fs-errors';
 import { isInside } from './workspace-path';
@@ -54,10 +54,30 @@ export type WorkspaceOpenResult = OpenedWorkspaceFile | WorkspaceOpenFailure;
  * written, before the walk; a path that names something outside the workspace, or that reaches it
  * through a symlink, is refused with a sentence saying so.
  */
-export async function openWorkspaceFile(
+export function openWorkspaceFile(
   workspace: string,
   input: string,
   options: { listSiblingsIfMissing?: boolean } = {},
+): Promise<WorkspaceOpenResult> {
+  return walk(workspace, input, { ...options, folder: false });
+}
+
+/**
+ * Open the folder `input` the same way; with `create`, folders missing on the way are made (each
+ * in the handle of its parent, and synced into it, as `mkdir -p` that survives a power loss).
+ */
+export function openWorkspaceFolder(
+  workspace: string,
+  input: string,
+  options: { create?: boolean } = {},
+): Promise<WorkspaceOpenResult> {
+  return walk(workspace, input, { ...options, folder: true });
+}
+
+async function walk(
+  workspace: string,
+  input: string,
+  options: { listSiblingsIfMissing?: boolean; folder: boolean; create?: boolean },
 ): Promise<WorkspaceOpenResult> {
   const root = await realpath(workspace);
   const refuse = (code: string, error: string, at: string, siblings?: string[]): WorkspaceOpenFailure => ({
@@ -101,9 +121,18 @@ export async function openWorkspaceFile(
       const parent = folders.at(-1)?.handle ?? rootHandle;
       const entry = `/proc/self/fd/${parent.fd}/${name}`;
       const last = pending.length === 0;
+      const flags = last && !options.folder ? O_RDONLY | O_NOFOLLOW | O_NONBLOCK : O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
       let handle: FileHandle;
       try {
-        handle = await open(entry, last ? O_RDONLY | O_NOFOLLOW | O_NONBLOCK : O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+        handle = await open(entry, flags).catch(async (error: NodeJS.ErrnoException) => {
+          if (error.code !== 'ENOENT' || !options.create || !options.folder) throw error;
+          // A folder to make: made here (EEXIST if something else made it meanwhile, which is opened).
+          await mkdir(entry).catch((made: NodeJS.ErrnoException) => {
+            if (made.code !== 'EEXIST') throw made;
+          });
+          await parent.sync().catch(() => undefined);
+          return open(entry, flags);
+        });
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code ?? 'EIO';
         const at = path.join(here(), name);
@@ -111,7 +140,7 @@ export async function openWorkspaceFile(
           const info = await lstat(entry).catch(() => undefined);
           // A folder now where a symlink was a moment ago (or the other way round): it is
           // changing under the walk, which looks again, within the same bound as for links.
-          const changed = info?.isDirectory() && !last;
+          const changed = info?.isDirectory() && (!last || options.folder);
           if (info?.isSymbolicLink() || changed) {
             if (++links > MAX_LINKS)
               return refuse('ELOOP', `Path "${input}" has too many levels of symbolic links.`, at);

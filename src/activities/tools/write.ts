@@ -1,13 +1,11 @@
-import { mkdir, stat } from 'node:fs/promises';
-import * as path from 'node:path';
 import { fileStateKey } from '../../shared/file-state';
 import type { ToolOutcome } from '../../shared/tool-definition';
 import type { WriteInput } from '../../shared/tools/write';
 import { describeFsError, toolError } from './fs-errors';
-import { recordedState, staleReadError, updateAfterWrite } from './read-state';
-import { FileChangeNotRecordedError, fileHash, replaceFile } from './replace-file';
+import { recordedState, staleReadError, stateOf } from './read-state';
+import { contentHash, FileChangeNotRecordedError, replaceFile } from './replace-file';
 import type { ToolContext } from './tool-context';
-import { resolveWorkspacePath } from './workspace-path';
+import { openWriteTarget, type WriteTarget } from './workspace-write';
 
 /**
  * Create or overwrite a file, creating missing parent directories. An existing file must have been
@@ -16,38 +14,51 @@ import { resolveWorkspacePath } from './workspace-path';
  * without another Read.
  */
 export async function runWrite(input: WriteInput, ctx: ToolContext): Promise<ToolOutcome> {
-  const target = await resolveWorkspacePath(ctx.workspace, input.file_path);
+  // Opened from a handle on the workspace, folder by folder; written through the folder's handle.
+  const target = await openWriteTarget(ctx.workspace, input.file_path, { createFolders: true });
   if (!target.ok) return toolError(target.error);
+  try {
+    return await writeTo(target, input, ctx);
+  } finally {
+    await target.close();
+  }
+}
+
+async function writeTo(target: WriteTarget, input: WriteInput, ctx: ToolContext): Promise<ToolOutcome> {
   const shown = target.relative;
   const key = fileStateKey(ctx.workspace, input.file_path);
-
-  let existed = false;
-  try {
-    const info = await stat(target.absolute);
-    if (info.isDirectory()) return toolError(`${shown} is a directory; give the path of a file to write.`);
-    if (!info.isFile()) return toolError(`${shown} exists and is not a regular file.`);
-    const stale = staleReadError(recordedState(ctx.readState, key), info);
-    if (stale) return toolError(stale);
-    existed = true;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return toolError(describeFsError(error, shown));
+  let info;
+  let before: string | null = null;
+  if (target.existing) {
+    try {
+      info = await target.existing.stat();
+      if (info.isDirectory()) return toolError(`${shown} is a directory; give the path of a file to write.`);
+      if (!info.isFile()) return toolError(`${shown} exists and is not a regular file.`);
+      const stale = staleReadError(recordedState(ctx.readState, key), info);
+      if (stale) return toolError(stale);
+      before = contentHash(await target.existing.readFile());
+    } catch (error) {
+      return toolError(describeFsError(error, shown));
+    }
   }
 
   const lines = input.content === '' ? 0 : input.content.split('\n').length - (input.content.endsWith('\n') ? 1 : 0);
   const size = `${lines} line${lines === 1 ? '' : 's'}`;
-  const content = existed
+  const content = info
     ? `The file ${shown} has been updated (${size}).`
     : `File created successfully at: ${shown} (${size}).`;
-  let update;
+  let written;
   try {
-    await mkdir(path.dirname(target.absolute), { recursive: true });
-    const before = existed ? await fileHash(target.absolute) : null;
-    await replaceFile(ctx, { path: target.absolute, before, content, stateKey: key, partial: false }, input.content);
-    // The session wrote every byte, so it knows the whole file.
-    update = await updateAfterWrite(key, target.absolute, false);
+    written = await replaceFile(
+      ctx,
+      { path: target.absolute, before, content, stateKey: key, partial: false },
+      input.content,
+      { folder: target.folder, name: target.name, ...(info ? { existing: info } : {}) },
+    );
   } catch (error) {
     if (error instanceof FileChangeNotRecordedError) throw error;
     return toolError(describeFsError(error, shown));
   }
-  return { content, isError: false, fileStates: [update] };
+  // The session wrote every byte, so it knows the whole file.
+  return { content, isError: false, fileStates: [{ key, state: stateOf(written, false) }] };
 }
