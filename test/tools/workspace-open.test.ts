@@ -7,6 +7,8 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { runEdit } from '../../src/activities/tools/edit';
+import { runGlob } from '../../src/activities/tools/glob';
+import { runGrep } from '../../src/activities/tools/grep';
 import { runRead } from '../../src/activities/tools/read';
 import { runWrite } from '../../src/activities/tools/write';
 import { fileStateKey } from '../../src/shared/file-state';
@@ -106,6 +108,32 @@ describe('openWorkspaceFile', () => {
       expect(outcomes.inside).toBeGreaterThan(0);
       expect(outcomes.refused).toBeGreaterThan(0);
       expect(outcomes.leaked).toBe(0);
+    } finally {
+      swapper.kill('SIGKILL');
+    }
+  });
+
+  test('a folder swapped for a symlink out while Grep and Glob run: nothing outside is searched or listed', async () => {
+    const ws = makeWorkspace({ 'd0/notes.txt': 'harmless\n' });
+    const swapper = await swapping(ws, 'd0', outside);
+    try {
+      const ctx = toolContext(ws);
+      const seen = { inside: 0, refused: 0, leaked: 0 };
+      const until = Date.now() + 3_000;
+      while (Date.now() < until || seen.inside + seen.refused < 100) {
+        for (const result of [
+          await runGrep({ pattern: 'PRIVATE|harmless', path: 'd0', output_mode: 'content' }, ctx),
+          await runGlob({ pattern: '*', path: 'd0' }, ctx),
+        ]) {
+          if (/PRIVATE KEY|id_rsa/.test(result.content)) seen.leaked++;
+          else if (/harmless|notes\.txt/.test(result.content)) seen.inside++;
+          else seen.refused++;
+        }
+      }
+      expect(swapper.exitCode).toBeNull();
+      expect(seen.inside).toBeGreaterThan(0);
+      expect(seen.refused).toBeGreaterThan(0);
+      expect(seen.leaked).toBe(0);
     } finally {
       swapper.kill('SIGKILL');
     }

@@ -1,8 +1,7 @@
-import { stat } from 'node:fs/promises';
 import * as path from 'node:path';
 import type { ToolOutcome } from '../../shared/tool-definition';
 import { GLOB_MAX_RESULTS, type GlobInput } from '../../shared/tools/glob';
-import { describeFsError, toolError, toolResult } from './fs-errors';
+import { toolError, toolResult } from './fs-errors';
 import {
   EXCLUDED_DIRECTORY_GLOBS,
   findRipgrep,
@@ -14,7 +13,7 @@ import {
 import { sortNewestFirst } from './mtime';
 import { ReadDenyGuard, ruleForTarget, searchDeniedMessage, WITHHELD_NOTE } from './read-deny';
 import type { ToolContext } from './tool-context';
-import { resolveWorkspacePath } from './workspace-path';
+import { handlePath, openWorkspaceFolder, type OpenedWorkspaceFile } from './workspace-open';
 
 const GLOB_META = /[*?[\]{}!]/;
 
@@ -26,17 +25,28 @@ export async function runGlob(input: GlobInput, ctx: ToolContext): Promise<ToolO
   const split = splitPattern(input.pattern, input.path);
   if (!split.ok) return toolError(split.error);
 
-  const base = await resolveWorkspacePath(ctx.workspace, split.base);
-  if (!base.ok) return toolError(base.error);
+  // The folder opened from a handle on the workspace, name by name; rg lists it from inside.
+  const base = await openWorkspaceFolder(ctx.workspace, split.base);
+  if (!base.ok) {
+    if (base.code === 'ENOTDIR')
+      return toolError(`Path ${base.relative} is not a directory; pass a directory as path.`);
+    return toolError(base.error.replace('File does not exist', 'Directory does not exist'));
+  }
+  try {
+    return await globOpened(ctx, split, base);
+  } finally {
+    await base.handle.close();
+  }
+}
+
+async function globOpened(
+  ctx: ToolContext,
+  split: { base: string; pattern: string },
+  base: OpenedWorkspaceFile,
+): Promise<ToolOutcome> {
   const guard = await ReadDenyGuard.create(ctx);
   const deniedBase = guard && ruleForTarget(guard, ctx.workspace, split.base, base.absolute);
   if (deniedBase) return toolError(searchDeniedMessage('Glob', split.base, deniedBase));
-  try {
-    const info = await stat(base.absolute);
-    if (!info.isDirectory()) return toolError(`Path ${base.relative} is not a directory; pass a directory as path.`);
-  } catch (error) {
-    return toolError(describeFsError(error, base.relative).replace('File does not exist', 'Directory does not exist'));
-  }
 
   const rg = await findRipgrep();
   if (!rg) return toolError(RIPGREP_MISSING);
@@ -44,7 +54,8 @@ export async function runGlob(input: GlobInput, ctx: ToolContext): Promise<ToolO
   // A --glob that matches a file overrides .gitignore for it, so the matches are filtered by a
   // second listing without the pattern, which honours every ignore rule.
   // Liveness comes from runTool's heartbeat, around the whole call (the sort included).
-  const options = { cwd: base.absolute, signal: ctx.signal };
+  const inside = handlePath(base.handle);
+  const options = { cwd: inside, signal: ctx.signal };
   const common = ['--files', '--hidden', ...IGNORE_FLAGS];
   const [matched, listed] = await Promise.all([
     runRipgrep(rg, [...common, `--glob=${split.pattern}`, ...EXCLUDED_DIRECTORY_GLOBS, '--', '.'], options),
@@ -62,7 +73,7 @@ export async function runGlob(input: GlobInput, ctx: ToolContext): Promise<ToolO
   if (found.length === 0) return toolResult(`No files found${note}`);
   const truncatedRun = matched.truncated || listed.truncated;
 
-  const sorted = await sortNewestFirst(found, base.absolute);
+  const sorted = await sortNewestFirst(found, inside);
   const shown = sorted.slice(0, GLOB_MAX_RESULTS).map((file) => toWorkspaceRelative(base.relative, file));
   const cut = sorted.length > GLOB_MAX_RESULTS || truncatedRun;
   return toolResult(

@@ -1,4 +1,3 @@
-import { stat } from 'node:fs/promises';
 import type { ToolOutcome } from '../../shared/tool-definition';
 import { GREP_DEFAULT_HEAD_LIMIT, type GrepInput } from '../../shared/tools/grep';
 import { describeFsError, toolError, toolResult } from './fs-errors';
@@ -13,17 +12,30 @@ import {
   runRipgrep,
 } from './ripgrep';
 import type { ToolContext } from './tool-context';
-import { resolveWorkspacePath } from './workspace-path';
+import { handlePath, openWorkspaceFile, type OpenedWorkspaceFile } from './workspace-open';
 
 /** Search file contents with ripgrep; paths in the result are relative to the workspace. */
 export async function runGrep(input: GrepInput, ctx: ToolContext): Promise<ToolOutcome> {
-  const target = await resolveWorkspacePath(ctx.workspace, input.path ?? '.');
-  if (!target.ok) return toolError(target.error);
+  // Opened from a handle on the workspace, name by name; rg searches what the handle has open.
+  const target = await openWorkspaceFile(ctx.workspace, input.path ?? '.');
+  if (!target.ok) {
+    if (target.code === 'outside') return toolError(target.error);
+    return toolError(target.error.replace('File does not exist', 'Path does not exist'));
+  }
+  try {
+    return await grepOpened(input, ctx, target);
+  } finally {
+    await target.handle.close();
+  }
+}
+
+async function grepOpened(input: GrepInput, ctx: ToolContext, target: OpenedWorkspaceFile): Promise<ToolOutcome> {
   const guard = await ReadDenyGuard.create(ctx);
   const deniedTarget = guard && ruleForTarget(guard, ctx.workspace, input.path ?? '.', target.absolute);
   if (deniedTarget) return toolError(searchDeniedMessage('Grep', input.path ?? '.', deniedTarget));
+  let folder: boolean;
   try {
-    await stat(target.absolute);
+    folder = (await target.handle.stat()).isDirectory();
   } catch (error) {
     return toolError(describeFsError(error, target.relative).replace('File does not exist', 'Path does not exist'));
   }
@@ -31,15 +43,25 @@ export async function runGrep(input: GrepInput, ctx: ToolContext): Promise<ToolO
   const rg = await findRipgrep();
   if (!rg) return toolError(RIPGREP_MISSING);
   const mode = input.output_mode ?? 'files_with_matches';
-  const args = buildArgs(input, mode, target.relative);
+  // A folder is searched from inside it ('.'), a file by the path of its handle; either way rg
+  // names what it found relative to the target, and the names are made the workspace's below.
+  const opened = handlePath(target.handle);
+  const args = buildArgs(input, mode, folder ? '.' : opened);
   // With deny rules, rg ends each file name with a NUL so every line can be told apart by file.
   const run = await runRipgrep(rg, guard ? withFileNameMarkers(args, mode) : args, {
-    cwd: ctx.workspace,
+    cwd: folder ? opened : ctx.workspace,
     signal: ctx.signal,
   });
-  let lines = outputLines(run.stdout);
+  const fromTarget = (line: string) => {
+    if (!folder) return line.startsWith(opened) ? target.relative + line.slice(opened.length) : line;
+    // Concatenated, not joined: the rest of the line is the file's text.
+    return target.relative === '.' || line === '--' ? line : `${target.relative}/${line}`;
+  };
+  let lines = outputLines(run.stdout).map(fromTarget);
   if (run.exitCode === 2 && lines.length === 0) {
-    return toolError(`Grep failed: ${run.stderr.trim() || 'ripgrep reported an error'}`);
+    return toolError(
+      `Grep failed: ${run.stderr.trim().split(opened).join(target.relative) || 'ripgrep reported an error'}`,
+    );
   }
   let withheld = false;
   if (guard) ({ lines, withheld } = await withoutDeniedFiles(lines, mode, input['-n'] !== false, guard, ctx.workspace));

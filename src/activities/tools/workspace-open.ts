@@ -191,3 +191,12 @@ async function walk(
 function describeOpenError(code: string, shown: string): string {
   return describeFsError(Object.assign(new Error(`cannot be opened (${code})`), { code }), shown);
 }
+
+/**
+ * A path naming what `handle` has open, for as long as it stays open, that a process this one
+ * starts can use too (ripgrep's working folder, or the file it searches): the kernel resolves it to
+ * the very file or folder, whatever has been renamed or swapped since.
+ */
+export function handlePath(handle: FileHandle): string {
+  return `/proc/${process.pid}/fd/${handle.fd}`;
+}
