@@ -139,6 +139,24 @@ describe('loadSettingsLayers', () => {
     const userOnly = await loadSettingsLayers(workspace, { sources: ['user'], homeDir: home });
     expect(userOnly.map((layer) => layer.file)).toEqual([path.join(home, '.claude', 'settings.json')]);
   });
+
+  test("a repository's settings file that links out of the workspace is refused unread; one linking inside is read", async () => {
+    const outside = tempDir('outside');
+    fs.writeFileSync(path.join(outside, 'id_rsa'), '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n');
+    const workspace = makeWorkspace({ 'config/agent.json': JSON.stringify({ permissions: { allow: ['Read'] } }) });
+    fs.mkdirSync(path.join(workspace, '.claude'));
+    fs.symlinkSync(path.join(outside, 'id_rsa'), path.join(workspace, '.claude', 'settings.json'));
+    fs.symlinkSync('../config/agent.json', path.join(workspace, '.claude', 'settings.local.json'));
+    const refused = await loadSettingsLayers(workspace, { sources: ['project'] }).then(
+      () => 'read',
+      (error: Error) => error.message,
+    );
+    expect(refused).toContain('settings.json');
+    expect(refused).toContain('Settings are read only from inside the workspace');
+    expect(refused).not.toMatch(/BEGIN|OPENSSH|b3Bl/);
+    const local = await loadSettingsLayers(workspace, { sources: ['local'] });
+    expect(local[0]?.rules).toMatchObject({ allow: ['Read'] });
+  });
 });
 
 describe('jobs whose workspace settings try to grant themselves power', () => {

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { openWorkspaceFile } from './tools/workspace-open';
 import path from 'node:path';
 import { z } from 'zod';
 import {
@@ -94,7 +95,10 @@ export async function loadSettingsLayers(
     if (!options.sources.includes(source)) continue;
     const file = settingsFile(source, workspace, options.homeDir);
     if (file === undefined) continue;
-    const text = await readSettingsFile(file);
+    const text =
+      source === 'user'
+        ? await readSettingsFile(file)
+        : await readWorkspaceSettingsFile(workspace, SETTINGS_FILES[source === 'project' ? 0 : 1], file);
     if (text === undefined) continue;
     const settings = parseSettings(file, text);
     layers.push({
@@ -124,6 +128,41 @@ async function readSettingsFile(file: string): Promise<string | undefined> {
         cause: error,
       },
     );
+  }
+}
+
+/** A settings file larger than this is refused: settings are a few kilobytes. */
+const MAX_SETTINGS_BYTES = 1024 * 1024;
+
+/**
+ * A repository's settings file, opened from a handle on the workspace (`openWorkspaceFile`): one
+ * that is a symlink out of the workspace is refused unread, so no file outside it (a key, the
+ * worker's environment) is parsed, or quoted in the error a parse failure gives.
+ */
+async function readWorkspaceSettingsFile(
+  workspace: string,
+  relative: string,
+  file: string,
+): Promise<string | undefined> {
+  const opened = await openWorkspaceFile(workspace, relative);
+  if (!opened.ok) {
+    if (opened.code === 'ENOENT' || opened.code === 'ENOTDIR') return undefined;
+    if (opened.code === 'outside') {
+      throw new Error(
+        `${file}: ${opened.error} Settings are read only from inside the workspace: replace the link with the file itself, or remove it.`,
+      );
+    }
+    throw new Error(`${file}: cannot be read (${opened.code}). Fix the file's permissions or remove it.`);
+  }
+  try {
+    const info = await opened.handle.stat();
+    if (!info.isFile()) throw new Error(`${file}: is not a regular file. Settings must be a JSON file; remove it.`);
+    if (info.size > MAX_SETTINGS_BYTES) {
+      throw new Error(`${file}: is ${info.size} bytes; a settings file may hold at most ${MAX_SETTINGS_BYTES}.`);
+    }
+    return await opened.handle.readFile('utf8');
+  } finally {
+    await opened.handle.close();
   }
 }
 
