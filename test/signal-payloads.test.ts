@@ -17,9 +17,16 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 const run = promisify(execFile);
 
 /** `temporal workflow signal` with each `--input` given as raw JSON, exactly as a person would type it. */
-async function cliSignal(address: string, workflowId: string, name: string, inputs: string[]): Promise<void> {
+async function cliSignal(
+  address: string,
+  workflowId: string,
+  name: string,
+  inputs: string[],
+  meta: string[] = [],
+): Promise<void> {
   const args = ['workflow', 'signal', '--address', address, '--workflow-id', workflowId, '--name', name];
   for (const input of inputs) args.push('--input', input);
+  for (const entry of meta) args.push('--input-meta', entry);
   await run(findTemporalBinary(), args, { timeout: 30_000 });
 }
 
@@ -104,6 +111,44 @@ describe('signal payloads are validated in the workflow', () => {
         const final = await snapshot(handle);
         expect(final.maxTurns).toBe(10);
         expect(notices(final)).toContain('maxTurns set to 10');
+      },
+    );
+  });
+
+  test('a payload in an encoding nobody decodes is refused with a notice; the job goes on', async () => {
+    const session: ScriptedSession = {
+      replies: [
+        { content: [toolUse('toolu_write', 'Write', { file_path: 'out.txt', content: 'approved\n' })] },
+        textReply('Written.'),
+      ],
+    };
+    await withScriptedJob(
+      env,
+      'undecodable-signal',
+      { session, input: { permissions: { mode: 'default' } } },
+      async ({ handle }) => {
+        await waitForSnapshot(handle, (s) => s.pendingApprovals.length === 1, 'the Write to park');
+        const id = handle.workflowId;
+        for (const name of ['approval', 'userMessage', 'setMaxTurns']) {
+          await cliSignal(env.address, id, name, ['"allow"'], ['encoding=binary/unknown']);
+        }
+        const after = await waitForSnapshot(
+          handle,
+          (s) => notices(s).filter((t) => /could not be decoded/.test(t)).length === 3,
+          'a notice for each undecodable signal',
+        );
+        expect(after.pendingApprovals).toHaveLength(1);
+        expect(notices(after)).toEqual(
+          expect.arrayContaining([
+            expect.stringMatching(
+              /^approval signal ignored: its payload could not be decoded \(encoding "binary\/unknown", 7 bytes: .*\); send \{"decision"/,
+            ),
+          ]),
+        );
+        // Later signals still reach the job.
+        await cliSignal(env.address, id, 'approval', ['{"decision":"allow"}']);
+        const terminal = (await handle.result()) as Terminal;
+        expect(terminal.reason).toBe('completed');
       },
     );
   });

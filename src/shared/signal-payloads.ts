@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import type { ApprovalAnswer } from './session';
 import { builtSchema, lazySchema } from './lazy-schema';
+import { isUndecodablePayload } from './payload-converter';
 
 /** Longest abort reason or approval reason kept; longer text is cut, not refused. */
 const REASON_CHARS = 2_000;
@@ -60,6 +61,12 @@ export function parsePayload<T>(
     return {
       ok: false,
       notice: `${signal} signal ignored: it takes one argument, got ${args.length}; send ${example}`,
+    };
+  }
+  if (isUndecodablePayload(args[0])) {
+    return {
+      ok: false,
+      notice: `${signal} signal ignored: its payload could not be decoded (${args[0].undecodablePayload}); send ${example} as JSON (the temporal CLI's default encoding)`,
     };
   }
   const parsed = schema.safeParse(args[0]);

@@ -83,6 +83,9 @@ export const DEFAULT_MODEL_CONCURRENCY = 200;
 /** The activities the model queue's worker runs: the ones that call the model. */
 export const MODEL_ACTIVITY_NAMES = ['callModel', 'compactConversation'] as const;
 
+/** The payload converter of the workflows and activities (`src/shared/payload-converter.ts`). */
+const PAYLOAD_CONVERTER_PATH = require.resolve('../shared/payload-converter');
+
 /** The prebuilt workflow bundle (`npm run build`), so a worker starts in a second, not ten. */
 export function prebuiltBundlePath(): string {
   return path.join(packageRoot(), 'dist', 'workflow-bundle.js');
@@ -94,7 +97,11 @@ export function workflowsSourcePath(): string {
 
 /** Bundle the workflow code once, for tests and tools that start many workers in one process. */
 export async function bundleWorkflows(): Promise<WorkflowBundleWithSourceMap> {
-  return bundleWorkflowCode({ workflowsPath: workflowsSourcePath(), logger: quietBundlerLogger });
+  return bundleWorkflowCode({
+    workflowsPath: workflowsSourcePath(),
+    payloadConverterPath: PAYLOAD_CONVERTER_PATH,
+    logger: quietBundlerLogger,
+  });
 }
 
 let bundlePromise: Promise<WorkflowBundleWithSourceMap> | undefined;
@@ -146,6 +153,8 @@ export async function createWorker(options: WorkerOptions): Promise<AgentWorker>
     ...(options.activityInterceptors ? { interceptors: { activity: options.activityInterceptors } } : {}),
     maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE_MS,
     defaultHeartbeatThrottleInterval: HEARTBEAT_THROTTLE_MS,
+    // The bundle is built with the same converter (`bundleWorkflows`): workflows and activities decode alike.
+    dataConverter: { payloadConverterPath: PAYLOAD_CONVERTER_PATH },
     // On shutdown the worker stops polling at once and lets running calls finish within the grace
     // time; then it cancels them, and gives up on any that do not stop SHUTDOWN_FORCE_MARGIN_MS later.
     ...(options.shutdownGraceMs
