@@ -195,6 +195,34 @@ describe("the agent's git and the repository's filter drivers", () => {
     expect(markersMade()).toEqual(['clean']);
   });
 
+  it("outside the sandbox, a driver whose name holds '=' is switched off too", async () => {
+    // `-c filter.a=b.clean=` would set "filter.a" to "b.clean=": the name must not be split.
+    fs.writeFileSync(path.join(fixture.workspace, '.gitattributes'), '*.txt filter=a=b\n');
+    git(['config', 'filter.a=b.clean', `touch ${markers}/clean-eq; cat`]);
+    const ctx = sandboxContext(fixture, fixtureEngine(fixture), { enabled: false, source: 'test' });
+    const read = await executeTool('Bash', { command: 'git status --short; git diff' }, ctx);
+    expect(read.content).toContain('+ONE');
+    expect(markersMade()).toEqual([]);
+  });
+
+  it("read-only git runs none of the repository's hooks, in the sandbox or not", async () => {
+    const hook = path.join(fixture.workspace, '.git', 'hooks', 'post-index-change');
+    fs.writeFileSync(hook, `#!/bin/sh\ntouch ${markers}/hook\n`);
+    fs.chmodSync(hook, 0o755);
+    // The index is older than the file: status would refresh it, and git then runs the hook.
+    fs.utimesSync(path.join(fixture.workspace, 'a.txt'), new Date(), new Date(Date.now() + 5000));
+    for (const policy of [undefined, { enabled: false, source: 'test' }]) {
+      const ctx = sandboxContext(fixture, fixtureEngine(fixture), policy);
+      const status = await executeTool('Bash', { command: 'git status --short' }, ctx);
+      expect(status.content).toContain('a.txt');
+      // (The filter driver this block sets up runs in the sandbox, by design: only the hook is looked for.)
+      expect(markersMade()).not.toContain('hook');
+    }
+    // Plain git runs it: the set-up is a real one.
+    git(['status', '--short']);
+    expect(markersMade()).toContain('hook');
+  });
+
   it('inside the sandbox they run, contained like any other program', async () => {
     const result = await executeTool('Bash', { command: 'git diff' }, sandboxContext(fixture, fixtureEngine(fixture)));
     expect(result.content).toContain('+ONE');
