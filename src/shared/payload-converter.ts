@@ -7,7 +7,9 @@
  * handler ran, which failed every workflow task of the job for good (later approvals and aborts did
  * nothing; only `terminate` ended it, with no Terminal). Now the handler gets an
  * {@link UndecodablePayload}, refuses it with a notice that says why, and the job goes on. Only
- * payloads from outside can be undecodable: everything this project writes is the default's JSON.
+ * payloads from outside can be undecodable (everything this project writes is the default's JSON),
+ * so only the workflow's own payloads (signal, query, update and start arguments) are tolerated:
+ * an activity's that cannot be decoded still fails, as with the default converter.
  * Free of Node built-ins: the workflow bundle loads it (`payloadConverterPath`).
  */
 import { DefaultPayloadConverter, type Payload } from '@temporalio/common';
@@ -28,6 +30,9 @@ class TolerantPayloadConverter extends DefaultPayloadConverter {
     try {
       return (super.fromPayload as (payload: Payload, ...rest: unknown[]) => T)(payload, ...rest);
     } catch (error) {
+      // An activity's arguments and results are this project's own: one that cannot be decoded is
+      // a fault, which must stop the workflow task rather than feed it a stand-in value.
+      if ((rest[0] as { type?: string } | undefined)?.type === 'activity') throw error;
       const encoding = payload.metadata?.encoding;
       const name = encoding ? new TextDecoder().decode(encoding).slice(0, 100) : '(none)';
       const reason = error instanceof Error ? error.message.slice(0, 200) : String(error).slice(0, 200);

@@ -4,16 +4,14 @@ import { closeSync, readdirSync, readFileSync } from 'node:fs';
 const O_CLOEXEC = 0o2000000;
 
 /**
- * Close the descriptors this process inherited beyond stdin, stdout and stderr (and its IPC
- * channel, when it has one), so no command it starts gets them: whatever started the worker may
+ * Close the descriptors this process inherited beyond stdin, stdout and stderr, so no command it starts gets them: whatever started the worker may
  * hold a file or socket open (a shell's `250<secret`, a CI runner's pipes), and a sandboxed command
  * could read it with `cat <&250` though the sandbox hides the file. Node opens all of its own
  * descriptors close-on-exec, so those without the flag are the inherited ones. Returns what it closed.
  */
 export function closeInheritedDescriptors(): number[] {
+  // (An IPC channel to the parent, as the helper has, is close-on-exec: Node opens it so.)
   const keep = new Set([0, 1, 2]);
-  const channel = Number(process.env.NODE_CHANNEL_FD);
-  if (Number.isInteger(channel)) keep.add(channel);
   let names: string[];
   try {
     names = readdirSync('/proc/self/fd');

@@ -55,6 +55,35 @@ describe('openWorkspaceFile', () => {
     expect(await readThrough(ws, outside + '/id_rsa')).toMatch(/^refused outside/);
   });
 
+  test('a workspace given through a symlinked folder: links and paths in that spelling stay inside', async () => {
+    const ws = makeWorkspace({ 'build/out/app.js': 'built\n' });
+    const alias = path.join(tempDir('alias'), 'ws');
+    fs.symlinkSync(ws, alias);
+    // As `ln -s $PWD/build/out latest` run from the alias, and a link out of the workspace and back in.
+    fs.symlinkSync(path.join(alias, 'build', 'out'), path.join(ws, 'latest'));
+    fs.symlinkSync(`../${path.basename(ws)}/build/out/app.js`, path.join(ws, 'roundabout.js'));
+    expect(await readThrough(alias, 'latest/app.js')).toBe('built\n');
+    expect(await readThrough(alias, path.join(alias, 'build', 'out', 'app.js'))).toBe('built\n');
+    // Resolved as written, it ends inside: it is walked from the workspace's handle, never through its parent.
+    expect(await readThrough(ws, 'roundabout.js')).toBe('built\n');
+  });
+
+  test('Grep and Glob: a denied path is refused whether or not it exists; globs written from the root still match', async () => {
+    const ws = makeWorkspace({ 'secret/key.txt': 'k\n', 'src/sub/deep.ts': 'needle\n', 'src/top.ts': 'needle\n' });
+    const ctx = toolContext(ws, { readDenyRules: ['Read(./secret/**)', 'Read(./gone/**)'] });
+    for (const where of ['secret/inner', 'gone/inner']) {
+      const grep = await runGrep({ pattern: 'k', path: where }, ctx);
+      const glob = await runGlob({ pattern: '*', path: where }, ctx);
+      for (const result of [grep, glob]) {
+        expect(result.isError).toBe(true);
+        expect(result.content).not.toMatch(/does not exist/);
+        expect(result.content).toMatch(/Read\(\.\/(secret|gone)\/\*\*\)/);
+      }
+    }
+    const found = await runGrep({ pattern: 'needle', path: 'src', glob: 'src/sub/*.ts' }, toolContext(ws));
+    expect(found.content).toBe('Found 1 file\nsrc/sub/deep.ts');
+  });
+
   test('loops, FIFOs, missing files and the workspace itself', async () => {
     const ws = makeWorkspace({ 'src/index.ts': '', 'src/Index.tsx': '' });
     fs.symlinkSync('b', path.join(ws, 'a'));
@@ -194,14 +223,22 @@ async function swapping(ws: string, folder: string, outside: string): Promise<Ch
         'libc = ctypes.CDLL(None, use_errno=True)',
         'a, b = sys.argv[1].encode(), sys.argv[2].encode()',
         'print("swapping", flush=True)',
+        'import time',
         'while True:',
         '    if libc.renameat2(-100, a, -100, b, 2) != 0: sys.exit("renameat2: " + os.strerror(ctypes.get_errno()))',
+        // A short pause each swap: still thousands a second, without taking a whole core from the
+        // test files running beside this one.
+        '    time.sleep(0.0002)',
       ].join('\n'),
       path.join(ws, folder),
       path.join(ws, 'swap'),
     ],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
-  await new Promise((resolve) => swapper.stdout.once('data', resolve));
+  await new Promise<void>((resolve, reject) => {
+    swapper.stdout.once('data', () => resolve());
+    swapper.once('error', reject);
+    swapper.once('exit', (code) => reject(new Error(`the swapper exited (${code}) before it began`)));
+  });
   return swapper;
 }

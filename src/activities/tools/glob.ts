@@ -27,13 +27,22 @@ export async function runGlob(input: GlobInput, ctx: ToolContext): Promise<ToolO
 
   // The folder opened from a handle on the workspace, name by name; rg lists it from inside.
   const base = await openWorkspaceFolder(ctx.workspace, split.base);
+  if (!base.ok && base.code === 'outside') return toolError(base.error);
+  // A denied path is refused before anything says whether it exists: that is part of what the rule hides.
+  const guard = await ReadDenyGuard.create(ctx).catch(async (error: unknown) => {
+    if (base.ok) await base.handle.close();
+    throw error;
+  });
+  const deniedBase = guard && ruleForTarget(guard, ctx.workspace, split.base, base.absolute);
   if (!base.ok) {
+    if (deniedBase) return toolError(searchDeniedMessage('Glob', split.base, deniedBase));
     if (base.code === 'ENOTDIR')
       return toolError(`Path ${base.relative} is not a directory; pass a directory as path.`);
     return toolError(base.error.replace('File does not exist', 'Directory does not exist'));
   }
   try {
-    return await globOpened(ctx, split, base);
+    if (deniedBase) return toolError(searchDeniedMessage('Glob', split.base, deniedBase));
+    return await globOpened(ctx, split, base, guard);
   } finally {
     await base.handle.close();
   }
@@ -43,11 +52,8 @@ async function globOpened(
   ctx: ToolContext,
   split: { base: string; pattern: string },
   base: OpenedWorkspaceFile,
+  guard: ReadDenyGuard | undefined,
 ): Promise<ToolOutcome> {
-  const guard = await ReadDenyGuard.create(ctx);
-  const deniedBase = guard && ruleForTarget(guard, ctx.workspace, split.base, base.absolute);
-  if (deniedBase) return toolError(searchDeniedMessage('Glob', split.base, deniedBase));
-
   const rg = await findRipgrep();
   if (!rg) return toolError(RIPGREP_MISSING);
   // rg anchors --glob patterns at its working directory, so run it inside the search directory.

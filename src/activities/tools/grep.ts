@@ -18,21 +18,31 @@ import { handlePath, openWorkspaceFile, type OpenedWorkspaceFile } from './works
 export async function runGrep(input: GrepInput, ctx: ToolContext): Promise<ToolOutcome> {
   // Opened from a handle on the workspace, name by name; rg searches what the handle has open.
   const target = await openWorkspaceFile(ctx.workspace, input.path ?? '.');
+  if (!target.ok && target.code === 'outside') return toolError(target.error);
+  // A denied path is refused before anything says whether it exists: that is part of what the rule hides.
+  const guard = await ReadDenyGuard.create(ctx).catch(async (error: unknown) => {
+    if (target.ok) await target.handle.close();
+    throw error;
+  });
+  const deniedTarget = guard && ruleForTarget(guard, ctx.workspace, input.path ?? '.', target.absolute);
   if (!target.ok) {
-    if (target.code === 'outside') return toolError(target.error);
+    if (deniedTarget) return toolError(searchDeniedMessage('Grep', input.path ?? '.', deniedTarget));
     return toolError(target.error.replace('File does not exist', 'Path does not exist'));
   }
   try {
-    return await grepOpened(input, ctx, target);
+    if (deniedTarget) return toolError(searchDeniedMessage('Grep', input.path ?? '.', deniedTarget));
+    return await grepOpened(input, ctx, target, guard);
   } finally {
     await target.handle.close();
   }
 }
 
-async function grepOpened(input: GrepInput, ctx: ToolContext, target: OpenedWorkspaceFile): Promise<ToolOutcome> {
-  const guard = await ReadDenyGuard.create(ctx);
-  const deniedTarget = guard && ruleForTarget(guard, ctx.workspace, input.path ?? '.', target.absolute);
-  if (deniedTarget) return toolError(searchDeniedMessage('Grep', input.path ?? '.', deniedTarget));
+async function grepOpened(
+  input: GrepInput,
+  ctx: ToolContext,
+  target: OpenedWorkspaceFile,
+  guard: ReadDenyGuard | undefined,
+): Promise<ToolOutcome> {
   let folder: boolean;
   try {
     folder = (await target.handle.stat()).isDirectory();
@@ -46,7 +56,17 @@ async function grepOpened(input: GrepInput, ctx: ToolContext, target: OpenedWork
   // A folder is searched from inside it ('.'), a file by the path of its handle; either way rg
   // names what it found relative to the target, and the names are made the workspace's below.
   const opened = handlePath(target.handle);
-  const args = buildArgs(input, mode, folder ? '.' : opened);
+  // rg anchors globs with a '/' at its working folder, now the target: one the model wrote from
+  // the workspace's root ('src/sub/*.ts' with path 'src') is made the target's ('sub/*.ts').
+  const inTarget = folder && target.relative !== '.' ? `${target.relative}/` : undefined;
+  const globs = inTarget
+    ? splitGlobs(input.glob).map((glob) => {
+        const negated = glob.startsWith('!') ? '!' : '';
+        const bare = glob.slice(negated.length).replace(/^\//, '');
+        return bare.startsWith(inTarget) ? `${negated}/${bare.slice(inTarget.length)}` : glob;
+      })
+    : undefined;
+  const args = buildArgs(globs ? { ...input, glob: globs.join(' ') } : input, mode, folder ? '.' : opened);
   // With deny rules, rg ends each file name with a NUL so every line can be told apart by file.
   const run = await runRipgrep(rg, guard ? withFileNameMarkers(args, mode) : args, {
     cwd: folder ? opened : ctx.workspace,

@@ -21,10 +21,10 @@ const READ_MAX_OUTPUT_CHARS = READ_DEFAULT_LIMIT * READ_MAX_LINE_CHARS;
  * (mtime, size, whether only part was shown) so a later Write or Edit may change it.
  */
 export async function runRead(input: ReadInput, ctx: ToolContext): Promise<ToolOutcome> {
-  // Opened from a handle on the workspace, name by name: what is checked below is what is read.
-  const target = await openWorkspaceFile(ctx.workspace, input.file_path, { listSiblingsIfMissing: true });
   // The workflow judged the path as written; a symlink or another spelling may lead elsewhere.
   const guard = await ReadDenyGuard.create(ctx);
+  // Opened from a handle on the workspace, name by name: what is checked below is what is read.
+  const target = await openWorkspaceFile(ctx.workspace, input.file_path, { listSiblingsIfMissing: true });
   if (!target.ok) {
     if (target.code === 'outside') return toolError(target.error);
     const rule = guard && ruleForTarget(guard, ctx.workspace, input.file_path, target.absolute);

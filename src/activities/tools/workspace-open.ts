@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { lstat, mkdir, open, readdir, readlink, realpath, type FileHandle } from 'node:fs/promises';
+import { access, lstat, mkdir, open, readdir, readlink, realpath, type FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
 import { describeFsError } from './fs-errors';
 import { isInside } from './workspace-path';
@@ -18,6 +18,26 @@ import { isInside } from './workspace-path';
  */
 
 const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = constants;
+
+let procChecked: Promise<void> | undefined;
+
+/**
+ * The walk names what a handle has open through /proc: without /proc every open would read as a
+ * missing file (and a settings file's deny rules as absent), so its absence stops the call instead.
+ */
+async function checkProc(): Promise<void> {
+  const handle = await open('/', O_RDONLY | O_DIRECTORY);
+  try {
+    await access(`/proc/self/fd/${handle.fd}`);
+  } catch {
+    procChecked = undefined;
+    throw new Error(
+      '/proc is not mounted here: durable-agent opens workspace files through /proc/self/fd, and will not open them by name. Mount /proc (containers have it by default) and start the worker again.',
+    );
+  } finally {
+    await handle.close();
+  }
+}
 
 /** Symlinks followed in one walk at most, as the kernel's own limit (ELOOP past it). */
 const MAX_LINKS = 40;
@@ -79,6 +99,7 @@ async function walk(
   input: string,
   options: { listSiblingsIfMissing?: boolean; folder: boolean; create?: boolean },
 ): Promise<WorkspaceOpenResult> {
+  await (procChecked ??= checkProc());
   const root = await realpath(workspace);
   const refuse = (code: string, error: string, at: string, siblings?: string[]): WorkspaceOpenFailure => ({
     ok: false,
@@ -89,7 +110,12 @@ async function walk(
     ...(siblings ? { siblings } : {}),
   });
   if (input.includes('\0')) return refuse('EINVAL', 'The path must not contain NUL bytes.', root);
-  const lexical = path.resolve(root, input);
+  // An absolute path may name the workspace as it was given (through a symlinked folder) rather
+  // than by its real path: the same place, so it is taken as the real path's.
+  const given = path.resolve(workspace);
+  const rebased = (absolute: string) =>
+    !isInside(root, absolute) && isInside(given, absolute) ? path.join(root, path.relative(given, absolute)) : absolute;
+  const lexical = rebased(path.resolve(root, input));
   const outsideMessage = `Path "${input}" is outside the workspace (${root}). Only files inside the workspace can be accessed; use a path relative to the workspace root.`;
   if (!isInside(root, lexical)) return refuse('outside', outsideMessage, lexical);
 
@@ -114,6 +140,7 @@ async function walk(
       if (name === '.') continue;
       if (name === '..') {
         // Only a symlink's target gets here ('..' in the input was resolved before the walk).
+        // (Links are resolved from the workspace's root, so only a link's own '..' could get here.)
         if (folders.length === 0) return refuse('outside', outsideMessage, path.dirname(root));
         await leave(1);
         continue;
@@ -130,7 +157,7 @@ async function walk(
           await mkdir(entry).catch((made: NodeJS.ErrnoException) => {
             if (made.code !== 'EEXIST') throw made;
           });
-          await parent.sync().catch(() => undefined);
+          await syncFolder(parent);
           return open(entry, flags);
         });
       } catch (error) {
@@ -146,15 +173,14 @@ async function walk(
               return refuse('ELOOP', `Path "${input}" has too many levels of symbolic links.`, at);
             const target = changed ? undefined : await readlink(entry).catch(() => undefined);
             if (target === undefined) pending.unshift(name);
-            else if (path.isAbsolute(target)) {
-              const resolved = path.resolve(target);
+            else {
+              // Taken as written, from the folder the link is in ('..' too, as `ln -s` users mean
+              // it), and walked again from the workspace's handle: a target that ends outside is
+              // refused; one that climbs out and back in ends inside, and never goes through the parent.
+              const resolved = rebased(path.resolve(here(), target));
               if (!isInside(root, resolved)) return through(at, target);
               await leave(folders.length);
               pending = [...path.relative(root, resolved).split(path.sep).filter(Boolean), ...pending];
-            } else {
-              // A relative target climbing out of the workspace is refused when its '..' would.
-              if (!isInside(root, path.resolve(here(), target))) return through(at, target);
-              pending = [...target.split('/').filter(Boolean), ...pending];
             }
             continue;
           }
@@ -199,4 +225,18 @@ function describeOpenError(code: string, shown: string): string {
  */
 export function handlePath(handle: FileHandle): string {
   return `/proc/${process.pid}/fd/${handle.fd}`;
+}
+
+/**
+ * Make a folder's new entry durable. A file system that cannot sync a folder says so with one of
+ * these codes (as `fsyncDirectory` of the data home allows); anything else (EIO) is a failure.
+ */
+export async function syncFolder(folder: FileHandle): Promise<void> {
+  try {
+    await folder.sync();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'EINVAL' && code !== 'ENOTSUP' && code !== 'EPERM' && code !== 'EBADF' && code !== 'EISDIR')
+      throw error;
+  }
 }

@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import { constants, type Stats } from 'node:fs';
 import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
-import { openWorkspaceFile, openWorkspaceFolder, type WorkspaceOpenFailure } from './workspace-open';
+import { openWorkspaceFile, openWorkspaceFolder, syncFolder, type WorkspaceOpenFailure } from './workspace-open';
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK } = constants;
 
@@ -121,7 +121,7 @@ export async function writeInFolder(folder: FileHandle, name: string, data: stri
       await handle.close();
     }
     await rename(at(temporary), at(name));
-    await folder.sync().catch(() => undefined);
+    await syncFolder(folder);
     return written;
   } catch (error) {
     await unlink(at(temporary)).catch(() => undefined);
