@@ -156,6 +156,9 @@ async function readWorkspaceSettingsFile(
   }
   try {
     const info = await opened.handle.stat();
+    if (info.isDirectory()) {
+      throw new Error(`${file}: cannot be read (EISDIR). Fix the file's permissions or remove it.`);
+    }
     if (!info.isFile()) throw new Error(`${file}: is not a regular file. Settings must be a JSON file; remove it.`);
     if (info.size > MAX_SETTINGS_BYTES) {
       throw new Error(`${file}: is ${info.size} bytes; a settings file may hold at most ${MAX_SETTINGS_BYTES}.`);
