@@ -43,6 +43,19 @@ async function startedEntry(
   return entry;
 }
 
+/** Attempt 2 of the call, as the retry after the worker's death runs it. */
+function retry(journal: ToolJournal, entry: Awaited<ReturnType<typeof startedEntry>>) {
+  return resumeCommand({
+    entry,
+    journal,
+    attempt: 2,
+    signal: new AbortController().signal,
+    heartbeat: () => undefined,
+    heartbeatMs: 1_000,
+    policy: DEFAULT_JOB_SANDBOX,
+  });
+}
+
 describe('a retry looking at a group that ends as it looks', () => {
   afterEach(() => jest.restoreAllMocks());
 
@@ -59,15 +72,7 @@ describe('a retry looking at a group that ends as it looks', () => {
       .spyOn(commandRun, 'readExitStatus')
       .mockImplementationOnce(async () => undefined)
       .mockImplementation(real);
-    const outcome = await resumeCommand({
-      entry,
-      journal,
-      attempt: 2,
-      signal: new AbortController().signal,
-      heartbeat: () => undefined,
-      heartbeatMs: 1_000,
-      policy: DEFAULT_JOB_SANDBOX,
-    });
+    const outcome = await retry(journal, entry);
     expect(outcome).toBeDefined();
     expect(outcome!.isError).toBeFalsy();
     expect(JSON.stringify(outcome!.content)).toContain('done');
@@ -78,15 +83,7 @@ describe('a retry looking at a group that ends as it looks', () => {
     const journal = await ToolJournal.open(tempDir('resume-store'), makeWorkspace({}), 'job-1/run-1');
     const entry = await startedEntry(journal, 'toolu_gone');
     fs.writeFileSync(journal.commandFiles(entry.toolUseId).output, 'half\n');
-    const outcome = await resumeCommand({
-      entry,
-      journal,
-      attempt: 2,
-      signal: new AbortController().signal,
-      heartbeat: () => undefined,
-      heartbeatMs: 1_000,
-      policy: DEFAULT_JOB_SANDBOX,
-    });
+    const outcome = await retry(journal, entry);
     expect(outcome?.isError).toBe(true);
     expect(JSON.stringify(outcome!.content)).toContain('cut off part-way');
     expect(JSON.stringify(outcome!.content)).toContain('half');

@@ -1,4 +1,3 @@
-import { readdir } from 'node:fs/promises';
 import * as path from 'node:path';
 
 /** Entries compared at most: a huge directory is not worth a slow error message. */
@@ -6,22 +5,12 @@ const MAX_ENTRIES = 5000;
 const MAX_SUGGESTIONS = 3;
 
 /**
- * Names in the directory of a missing file that the model probably meant: the same name in another
- * case, the same stem with another extension (Claude Code's hint), or a name a typo or two away.
- * Returned as paths relative to the workspace root (`relativeDir` is the missing file's directory,
- * relative to the root); empty when the directory is missing or nothing is close.
+ * Names of the folder a missing file would be in (`entries`, read through that folder's handle)
+ * that the model probably meant by `wanted`: the same name in another case, the same stem with
+ * another extension (Claude Code's hint), or a name a typo or two away. Returned as paths relative
+ * to the workspace root (`relativeDir` is the missing file's folder, relative to the root); empty
+ * when nothing is close.
  */
-export async function similarFiles(absolute: string, relativeDir: string): Promise<string[]> {
-  let entries: string[];
-  try {
-    entries = await readdir(path.dirname(absolute));
-  } catch {
-    return [];
-  }
-  return similarNames(entries, path.basename(absolute), relativeDir);
-}
-
-/** The same, from the names `entries` of the folder the missing file `wanted` would be in. */
 export function similarNames(entries: readonly string[], wanted: string, relativeDir: string): string[] {
   const scored: { name: string; score: number }[] = [];
   for (const name of entries.slice(0, MAX_ENTRIES)) {
