@@ -218,7 +218,9 @@ describe("the agent's git and the repository's filter drivers", () => {
       // (The filter driver this block sets up runs in the sandbox, by design: only the hook is looked for.)
       expect(markersMade()).not.toContain('hook');
     }
-    // Plain git runs it: the set-up is a real one.
+    // Plain git runs it: the set-up is a real one (the file's time moved again, so this status
+    // must refresh the index whatever the runs above left in it).
+    fs.utimesSync(path.join(fixture.workspace, 'a.txt'), new Date(), new Date(Date.now() + 60_000));
     git(['status', '--short']);
     expect(markersMade()).toContain('hook');
   });
