@@ -206,21 +206,32 @@ describe("the agent's git and the repository's filter drivers", () => {
   });
 
   it("read-only git runs none of the repository's hooks, in the sandbox or not", async () => {
+    // a.txt is modified, so refreshing it changes nothing in the index; an unmodified tracked
+    // file whose time moved does: status records its new time, writes the index, and git then
+    // runs post-index-change. (Relying on a.txt alone wrote the index only when the index and
+    // the file fell in the same second, which a loaded machine does not promise.)
+    const kept = path.join(fixture.workspace, 'kept.md');
+    fs.writeFileSync(kept, 'kept\n');
+    git(['add', 'kept.md']);
+    git(['commit', '-q', '-m', 'kept']);
+    let moved = 0;
+    const moveKeptTime = () => {
+      moved += 1;
+      fs.utimesSync(kept, new Date(), new Date(Date.now() + moved * 60_000));
+    };
     const hook = path.join(fixture.workspace, '.git', 'hooks', 'post-index-change');
     fs.writeFileSync(hook, `#!/bin/sh\ntouch ${markers}/hook\n`);
     fs.chmodSync(hook, 0o755);
-    // The index is older than the file: status would refresh it, and git then runs the hook.
-    fs.utimesSync(path.join(fixture.workspace, 'a.txt'), new Date(), new Date(Date.now() + 5000));
     for (const policy of [undefined, { enabled: false, source: 'test' }]) {
+      moveKeptTime();
       const ctx = sandboxContext(fixture, fixtureEngine(fixture), policy);
       const status = await executeTool('Bash', { command: 'git status --short' }, ctx);
       expect(status.content).toContain('a.txt');
       // (The filter driver this block sets up runs in the sandbox, by design: only the hook is looked for.)
       expect(markersMade()).not.toContain('hook');
     }
-    // Plain git runs it: the set-up is a real one (the file's time moved again, so this status
-    // must refresh the index whatever the runs above left in it).
-    fs.utimesSync(path.join(fixture.workspace, 'a.txt'), new Date(), new Date(Date.now() + 60_000));
+    // Plain git runs it: the set-up is a real one.
+    moveKeptTime();
     git(['status', '--short']);
     expect(markersMade()).toContain('hook');
   });
