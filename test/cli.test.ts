@@ -105,8 +105,14 @@ describe('durable-agent CLI on the embedded default', () => {
 
     expect((await cli(['max-turns', 'cli-abort', '5'], env)).stdout).toContain('maxTurns of cli-abort set to 5');
     expect((await cli(['send', 'cli-abort', 'Also check the session module'], env)).code).toBe(0);
+    // A long message goes by reference: the job's history and status hold its start only.
+    const notes = path.join(tempDir('notes'), 'review-notes.md');
+    fs.writeFileSync(notes, `Review notes\n${'- a finding worth reading\n'.repeat(4_000)}`);
+    const long = await cli(['send', 'cli-abort', '--file', notes], env);
+    expect(long.stderr).toBe('');
+    expect(long.code).toBe(0);
     const status = JSON.parse((await cli(['status', 'cli-abort', '--json'], env)).stdout);
-    expect(status).toMatchObject({ status: 'RUNNING', phase: 'calling_model', maxTurns: 5, queuedUserMessages: 1 });
+    expect(status).toMatchObject({ status: 'RUNNING', phase: 'calling_model', maxTurns: 5, queuedUserMessages: 2 });
 
     expect((await cli(['abort', 'cli-abort', '--reason', 'changed my mind'], env)).code).toBe(0);
     const result = await cli(['result', 'cli-abort', '--json'], env);
@@ -114,7 +120,7 @@ describe('durable-agent CLI on the embedded default', () => {
       subtype: 'error_during_execution',
       is_error: true,
       terminal_reason: 'aborted_streaming',
-      detail: 'changed my mind; 1 queued user message(s) were not sent',
+      detail: 'changed my mind; 2 queued user message(s) were not sent',
     });
     expect(result.code).toBe(3);
   });
@@ -136,7 +142,18 @@ describe('durable-agent CLI on the embedded default', () => {
     expect(blank.stderr).toContain('has an empty name');
     const own = await cli(['run', 'hello', '--cwd', workspace, '--model', 'm1', '--fallback-model', 'm2,m1'], env);
     expect(own.stderr).toContain("lists m1 which is the job's own model: each fallback");
-    for (const result of [chain, blank, own]) expect(result.stderr).not.toMatch(/\n\s+at /);
+    const noMessage = await cli(['send', 'cli-job'], env);
+    expect(noMessage.stderr).toContain('No message: give it as an argument, or with --file <path>');
+    const noFile = await cli(['send', 'cli-job', '--file', path.join(workspace, 'nope.md')], env);
+    expect(noFile.stderr).toContain(`Cannot read the message from ${path.join(workspace, 'nope.md')} (ENOENT)`);
+    const hugeFile = path.join(tempDir('notes'), 'huge.md');
+    fs.writeFileSync(hugeFile, 'z'.repeat(1_000_001));
+    const huge = await cli(['send', 'cli-job', '--file', hugeFile], env);
+    expect(huge.stderr).toContain('The message is 1,000,001 characters; at most 1,000,000 can be sent');
+    for (const result of [chain, blank, own, noMessage, noFile, huge]) {
+      expect(result.code).toBe(1);
+      expect(result.stderr).not.toMatch(/\n\s+at /);
+    }
   });
 
   test('stop ends the embedded server and worker', async () => {

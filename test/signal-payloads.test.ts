@@ -10,6 +10,9 @@ import type { ScriptedSession } from '../src/model-server';
 import type { SessionSnapshot } from '../src/shared/session';
 import type { Terminal } from '../src/shared/terminal';
 import { abortPayload, approvalPayload, parsePayload } from '../src/shared/signal-payloads';
+import { FileContentStore } from '../src/activities/store/content-store';
+import type { StoredUserMessage } from '../src/shared/signal-payloads';
+import { approvalSignal, storeRootsQuery, userMessageSignal } from '../src/workflows/definitions';
 import { startTemporal } from './support/harness';
 import { snapshot, textReply, toolUse, waitForSnapshot, withScriptedJob } from './support/jobs';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -28,6 +31,16 @@ async function cliSignal(
   for (const input of inputs) args.push('--input', input);
   for (const entry of meta) args.push('--input-meta', entry);
   await run(findTemporalBinary(), args, { timeout: 30_000 });
+}
+
+/** Every payload in a history, decoded as text, so a test can look for what it carries. */
+function payloadTexts(value: unknown): string {
+  if (value instanceof Uint8Array) return Buffer.from(value).toString('utf8');
+  if (typeof value !== 'object' || value === null) return '';
+  return Object.values(value)
+    .map((each) => payloadTexts(each))
+    .filter((text) => text !== '')
+    .join('\n');
 }
 
 function notices(s: SessionSnapshot): string[] {
@@ -149,6 +162,113 @@ describe('signal payloads are validated in the workflow', () => {
         await cliSignal(env.address, id, 'approval', ['{"decision":"allow"}']);
         const terminal = (await handle.result()) as Terminal;
         expect(terminal.reason).toBe('completed');
+      },
+    );
+  });
+
+  test('a flood of messages is bounded: what does not fit is refused with a notice, and the job goes on', async () => {
+    // On main, 300 messages of 8 KB (or three of 1.9 MB) made the next model call's input pass
+    // Temporal's payload limit: every workflow task failed, in a loop, until someone aborted.
+    const session: ScriptedSession = {
+      replies: [
+        { content: [toolUse('toolu_write', 'Write', { file_path: 'out.txt', content: 'approved\n' })] },
+        textReply('Written, and read your notes.'),
+      ],
+    };
+    await withScriptedJob(
+      env,
+      'message-flood',
+      { session, input: { permissions: { mode: 'default' } } },
+      async ({ handle, server }) => {
+        await waitForSnapshot(handle, (s) => s.pendingApprovals.length === 1, 'the Write to park');
+        const note = (n: number) => `note ${String(n).padStart(3, '0')} `.padEnd(8_192, 'x');
+        for (let n = 0; n < 300; n++) await handle.signal(userMessageSignal, note(n));
+        const huge = 'y'.repeat(1_900_000);
+        for (let n = 0; n < 3; n++) await handle.signal(userMessageSignal, `${n}${huge}`);
+        const after = await waitForSnapshot(
+          handle,
+          (s) => notices(s).some((t) => /^userMessage signal refused: "2y/.test(t)),
+          'notices for the refused messages, up to the last one sent',
+        );
+        const refused = notices(after).filter((t) => /^userMessage signal refused: /.test(t));
+        expect(refused).toEqual(
+          expect.arrayContaining([
+            expect.stringMatching(
+              /^userMessage signal refused: "note 299 x+"… \(8,192 characters\): the queued messages already hold 262,144 of the 262,144 characters a job queues inline; send it again once/,
+            ),
+            expect.stringMatching(
+              /^userMessage signal refused: "0y+"… \(1,900,001 characters\): a message sent inline may be at most 32,768 characters; send it with `durable-agent send <id> --file <path>`/,
+            ),
+          ]),
+        );
+        // 32 notes of 8 KB fill the 256 KB a job queues inline; the rest, and the three huge ones, are refused.
+        expect(after.queuedUserMessages).toBe(32);
+        expect(refused).toHaveLength(300 - 32 + 3);
+        await handle.signal(approvalSignal, { decision: 'allow' });
+        const terminal = (await handle.result()) as Terminal;
+        expect(terminal.reason).toBe('completed');
+        expect(server.requests).toHaveLength(2);
+        const second = JSON.stringify(server.requests[1]?.body);
+        expect(second).toContain('note 000 ');
+        expect(second).toContain('note 031 ');
+        expect(second).not.toContain('note 032 ');
+        expect(second).not.toContain('0yyyy');
+      },
+    );
+  });
+
+  test('a long message by reference reaches the model whole; one the store lacks is reported lost', async () => {
+    const session: ScriptedSession = {
+      replies: [
+        { content: [toolUse('toolu_write', 'Write', { file_path: 'out.txt', content: 'approved\n' })] },
+        textReply('Written, and read your notes.'),
+      ],
+    };
+    await withScriptedJob(
+      env,
+      'message-by-ref',
+      { session, input: { permissions: { mode: 'default' } } },
+      async ({ handle, server, storeDir }) => {
+        await waitForSnapshot(handle, (s) => s.pendingApprovals.length === 1, 'the Write to park');
+        const text = `Long notes\n${'- keep the old API working\n'.repeat(20_000)}the end`;
+        const stored: StoredUserMessage = { kind: 'user-message', text };
+        const ref = await new FileContentStore(storeDir).put(stored);
+        await handle.signal(userMessageSignal, { $contentRef: ref, chars: text.length, preview: text.slice(0, 200) });
+        const missing = `sha256:${'0'.repeat(64)}`;
+        await handle.signal(userMessageSignal, { $contentRef: missing, chars: 10, preview: 'gone' });
+        await handle.signal(userMessageSignal, 'and a short one');
+        const queued = await waitForSnapshot(handle, (s) => s.queuedUserMessages === 3, 'the three messages queued');
+        // prune keeps what the queue refers to.
+        expect(await handle.query(storeRootsQuery)).toEqual(expect.arrayContaining([ref, missing]));
+        await handle.signal(approvalSignal, { decision: 'allow' });
+        const terminal = (await handle.result()) as Terminal;
+        expect(terminal.reason).toBe('completed');
+        const content = (server.requests[1]?.body as { messages: Array<{ content: unknown }> }).messages.at(
+          -1,
+        )?.content;
+        expect(content).toEqual([
+          expect.objectContaining({ type: 'tool_result', tool_use_id: 'toolu_write' }),
+          { type: 'text', text },
+          {
+            type: 'text',
+            text: `[durable-agent: the user sent a message by reference (${missing}), but the store holds no message under it, so it is lost]`,
+          },
+          // (The last block carries the prompt-cache breakpoint.)
+          expect.objectContaining({ type: 'text', text: 'and a short one' }),
+        ]);
+        // The workflow's own history holds the reference, never the text.
+        const history = payloadTexts(await handle.fetchHistory());
+        expect(history).toContain(ref);
+        expect(history).not.toContain('keep the old API working\n- keep the old API working');
+        expect(queued.queuedUserMessages).toBe(3);
+        const final = await snapshot(handle);
+        expect(notices(final)).toEqual(
+          expect.arrayContaining([
+            expect.stringMatching(
+              /^user: "Long notes\\n- keep the old API[^"]*"… \(540,018 characters, by reference\)$/,
+            ),
+          ]),
+        );
       },
     );
   });

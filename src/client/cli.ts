@@ -27,6 +27,7 @@ import { stopEmbedded } from './embedded';
 import { follow, newJobId, startOrAttach } from './jobs';
 import { parseOlderThan, prune } from './prune';
 import { exportTranscript, parseExportFormat } from './export';
+import { messageText, queuedMessage } from './send';
 import { storeAddressFromEnv } from './store-config';
 import { withResume } from './resume';
 import { describeWorkspaceHost, formatWorkspaceHost } from './workspace-host';
@@ -507,11 +508,12 @@ export function buildProgram(): Command {
     .command('send')
     .description('queue more instructions; they join the conversation at the next turn boundary')
     .argument('<id>', 'job id')
-    .argument('<text>', 'the message')
-    .action(async (id: string, text: string) => {
-      if (!text.trim()) throw new InvalidArgumentError('The message is empty.');
+    .argument('[text]', 'the message')
+    .option('--file <path>', 'send the text of this file (- for stdin); long text is kept by reference')
+    .action(async (id: string, arg: string | undefined, flags: { file?: string }) => {
+      const message = await queuedMessage(messageText(arg, flags.file));
       await withClient(false, async ({ client }) => {
-        await client.workflow.getHandle(id).signal(userMessageSignal, text);
+        await client.workflow.getHandle(id).signal(userMessageSignal, message);
         stdoutOutput.write(`message queued for ${id}`);
       });
     });

@@ -6,6 +6,7 @@ import type { PermissionContext, PermissionMode } from './permissions';
 import type { HooksConfig } from './hooks';
 import type { JobSandbox } from './sandbox';
 import type { SettingSource, PermissionSummary } from './settings-trust';
+import type { QueuedMessage } from './signal-payloads';
 import type { ContextReport, SandboxReport } from './terminal';
 import type { TodoItem } from './tools/todo-write';
 import type { ContextState } from './context/context-state';
@@ -199,7 +200,7 @@ export interface ResumeState {
   /** The queue of the host that holds the workspace (`hostTaskQueue`), found at start. */
   hostQueue?: string;
   maxTurns: number | undefined;
-  inbox: string[];
+  inbox: QueuedMessage[];
   events: SessionEvent[];
   nextSeq: number;
 }

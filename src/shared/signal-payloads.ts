@@ -32,6 +32,48 @@ export const userMessagePayload = lazySchema(() =>
   z.string().refine((text) => text.trim() !== '', 'the message is blank'),
 );
 
+/**
+ * A user message kept by reference: `durable-agent send --file` stores a long message as a
+ * {@link StoredUserMessage} and signals this in its place, so the text enters no workflow history.
+ */
+export interface MessageRef {
+  $contentRef: string;
+  chars: number;
+  preview: string;
+}
+
+/** What a job's inbox holds: text sent inline, or a reference to a stored message. */
+export type QueuedMessage = string | MessageRef;
+
+/** What the store holds for a message by reference. */
+export interface StoredUserMessage {
+  kind: 'user-message';
+  text: string;
+}
+
+/** Longest message sent inline; a longer one is refused with a pointer to `send --file`. */
+export const INLINE_MESSAGE_CHARS = 32_768;
+/** Longest message by reference (`send --file` refuses longer ones before storing anything). */
+export const MESSAGE_REF_CHARS = 1_000_000;
+/** Most messages a job queues between two turns. */
+export const INBOX_MESSAGES = 100;
+/** Most characters of inline messages a job queues between two turns (the next model call carries them). */
+export const INBOX_INLINE_CHARS = 262_144;
+/** Most characters of messages by reference a job queues between two turns. */
+export const INBOX_REF_CHARS = 2_000_000;
+
+/** `userMessage text` or a {@link MessageRef}: what jobs started since inbox bounds accept. */
+export const queuedMessagePayload: z.ZodType<QueuedMessage> = lazySchema(() =>
+  z.union([
+    builtSchema(userMessagePayload),
+    z.strictObject({
+      $contentRef: z.string().regex(/^sha256:[0-9a-f]{64}$/, 'not a content address (sha256:<64 hex digits>)'),
+      chars: z.number().int().positive().max(MESSAGE_REF_CHARS),
+      preview: z.string().max(400),
+    }),
+  ]),
+);
+
 /** `approval {toolUseId?, decision, always?, reason?}`. */
 export const approvalPayload: z.ZodType<ApprovalAnswer> = lazySchema(() =>
   z.strictObject({

@@ -33,7 +33,17 @@ export interface ToolResultRef {
   chars?: number;
 }
 
-export type PendingBlock = TextBlock | ToolResultBlock | ToolResultRef;
+/**
+ * A queued user message whose text sits in the store (sent with `durable-agent send --file`); the
+ * model call puts the text back.
+ */
+export interface TextRef {
+  type: 'text_ref';
+  ref: ContentRef;
+  chars: number;
+}
+
+export type PendingBlock = TextBlock | ToolResultBlock | ToolResultRef | TextRef;
 
 /**
  * A user message that waits for the next model call to be written into the transcript: tool

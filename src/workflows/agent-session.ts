@@ -15,7 +15,8 @@ import { decideMaxOutputRecovery, exceedsMaxTurns } from '../shared/recovery';
 import { DEFAULT_SESSION_TIMEOUTS, initialState } from '../shared/session';
 import type { SessionInput, State } from '../shared/session';
 import type { Terminal } from '../shared/terminal';
-import type { PendingUserMessage } from '../shared/transcript';
+import type { PendingUserMessage, TextRef } from '../shared/transcript';
+import type { QueuedMessage } from '../shared/signal-payloads';
 import { sessionActivities, WORKSPACE_AFFINITY_PATCH } from './activity-proxies';
 import type { SessionActivities, WorkspaceRoute } from './activity-proxies';
 import {
@@ -42,7 +43,7 @@ import { callModelPhase, contextAfterReply } from './model-phase';
 import { RESUME_FROM_PATCH, seededState } from './resume-from';
 import { prepareSession } from './session';
 import type { Session } from './session';
-import { SessionControl } from './session-control';
+import { describeMessage, SessionControl } from './session-control';
 import { runToolsPhase } from './tools-phase';
 import type { ToolsPhaseOutcome } from './tools-phase';
 import type { TurnStep } from './turn-step';
@@ -506,14 +507,40 @@ function nextTurn(session: Session, after: State, reason: 'pause_turn', detailIf
 function withQueuedUserInput(session: Session, state: State): State {
   const queued = session.control.drainInbox();
   if (queued.length === 0) return state;
-  for (const text of queued) session.control.record({ turn: state.turnCount, kind: 'notice', text: `user: ${text}` });
-  const text = queued.join('\n\n');
+  for (const message of queued) {
+    const text = typeof message === 'string' ? message : describeMessage(message);
+    session.control.record({ turn: state.turnCount, kind: 'notice', text: `user: ${text}` });
+  }
+  const blocks = queuedBlocks(queued);
   const last = state.pending.at(-1);
   const pending: PendingUserMessage[] = last
-    ? [...state.pending.slice(0, -1), { role: 'user', content: [...last.content, { type: 'text', text }] }]
-    : [...state.pending, { role: 'user', content: [{ type: 'text', text }] }];
+    ? [...state.pending.slice(0, -1), { role: 'user', content: [...last.content, ...blocks] }]
+    : [...state.pending, { role: 'user', content: blocks }];
   // New instructions start a new stretch: Stop hooks that blocked before count from zero again.
   return { ...state, pending, ...(state.stopHookBlocks ? { stopHookBlocks: 0 } : {}) };
+}
+
+/**
+ * Queued messages as the blocks of the next user message: each run of inline messages one text
+ * block (as jobs always sent them), each message by reference a block the model call fills in.
+ */
+function queuedBlocks(queued: QueuedMessage[]): Array<TextBlock | TextRef> {
+  const blocks: Array<TextBlock | TextRef> = [];
+  let run: string[] = [];
+  const flush = () => {
+    if (run.length > 0) blocks.push({ type: 'text', text: run.join('\n\n') });
+    run = [];
+  };
+  for (const message of queued) {
+    if (typeof message === 'string') {
+      run.push(message);
+      continue;
+    }
+    flush();
+    blocks.push({ type: 'text_ref', ref: message.$contentRef, chars: message.chars });
+  }
+  flush();
+  return blocks;
 }
 
 /**

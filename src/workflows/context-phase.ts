@@ -187,9 +187,11 @@ export function withTurnBudget<T extends PendingBlock>(results: T[]): T[] {
         chars:
           block.type === 'tool_result_ref'
             ? (block.chars ?? 0)
-            : block.type === 'text'
-              ? block.text.length
-              : block.content.length,
+            : block.type === 'text_ref'
+              ? block.chars
+              : block.type === 'text'
+                ? block.text.length
+                : block.content.length,
         canGoAside: block.type === 'tool_result_ref' && !block.is_error,
       })),
     ),

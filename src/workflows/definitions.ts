@@ -1,6 +1,7 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 import type { ApprovalAnswer, SessionSnapshot } from '../shared/session';
 import type { ContentRef } from '../shared/transcript';
+import type { QueuedMessage } from '../shared/signal-payloads';
 
 /** The Temporal task queue the worker polls unless told otherwise. */
 export const DEFAULT_TASK_QUEUE = 'durable-agent';
@@ -12,7 +13,7 @@ export const abortSignal = defineSignal<[reason?: string]>('abort');
 export const setMaxTurnsSignal = defineSignal<[maxTurns: number]>('setMaxTurns');
 
 /** Queue text from the user; it joins the conversation at the next turn boundary. */
-export const userMessageSignal = defineSignal<[text: string]>('userMessage');
+export const userMessageSignal = defineSignal<[message: QueuedMessage]>('userMessage');
 
 /** A live view of the job. `sinceSeq` returns only events with a greater sequence number. */
 export const snapshotQuery = defineQuery<SessionSnapshot, [sinceSeq?: number]>('snapshot');

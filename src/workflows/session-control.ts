@@ -1,4 +1,4 @@
-import { CancellationScope, setHandler } from '@temporalio/workflow';
+import { CancellationScope, patched, setHandler } from '@temporalio/workflow';
 import type { Terminal } from '../shared/terminal';
 import type { PermissionMode } from '../shared/permissions';
 import type { PermissionSummary } from '../shared/settings-trust';
@@ -20,11 +20,17 @@ import {
   abortPayload,
   approvalPayload,
   batchBudgetPayload,
+  INBOX_INLINE_CHARS,
+  INBOX_MESSAGES,
+  INBOX_REF_CHARS,
+  INLINE_MESSAGE_CHARS,
   maxTurnsPayload,
   parsePayload,
+  queuedMessagePayload,
   sinceSeqPayload,
   userMessagePayload,
 } from '../shared/signal-payloads';
+import type { QueuedMessage } from '../shared/signal-payloads';
 import type { ContentRef } from '../shared/transcript';
 import {
   abortSignal,
@@ -42,6 +48,11 @@ import { storeRoots } from './store-roots';
 const EVENT_LOG_LIMIT = 500;
 /** How much of an assistant reply or tool result an event keeps. */
 const EVENT_PREVIEW_CHARS = 2_000;
+/**
+ * Jobs started before the inbox was bounded queued every message, whatever its size: their
+ * histories replay that way.
+ */
+export const INBOX_BOUNDS_PATCH = 'inbox-bounds';
 
 /**
  * Everything that reaches a running job from outside (signals, queries) and the progress log the
@@ -52,7 +63,7 @@ export class SessionControl {
   abortReason: string | undefined;
   /** Set once the job's batch has spent its budget: what it spent. */
   batchBudgetStop: string | undefined;
-  readonly inbox: string[];
+  readonly inbox: QueuedMessage[];
   private currentPhase: SessionPhase = 'starting';
   readonly runningTools = new Map<string, string>();
   /**
@@ -160,9 +171,18 @@ export class SessionControl {
       this.maxTurns = parsed.value;
       this.notice(`maxTurns set to ${parsed.value}`);
     });
+    const boundedInbox = patched(INBOX_BOUNDS_PATCH);
     setHandler(userMessageSignal, (...args: unknown[]) => {
-      const parsed = parsePayload('userMessage', userMessagePayload, args, 'the message as a JSON string');
+      if (!boundedInbox) {
+        const parsed = parsePayload('userMessage', userMessagePayload, args, 'the message as a JSON string');
+        if (!parsed.ok) return this.notice(parsed.notice);
+        this.inbox.push(parsed.value);
+        return;
+      }
+      const parsed = parsePayload('userMessage', queuedMessagePayload, args, 'the message as a JSON string');
       if (!parsed.ok) return this.notice(parsed.notice);
+      const refusal = this.inboxRefusal(parsed.value);
+      if (refusal) return this.notice(`userMessage signal refused: ${describeMessage(parsed.value)}: ${refusal}`);
       this.inbox.push(parsed.value);
     });
     setHandler(approvalSignal, (...args: unknown[]) => {
@@ -183,6 +203,7 @@ export class SessionControl {
     setHandler(storeRootsQuery, () => [
       ...storeRoots(this.currentState(), this.systemPromptRef, this.turnState),
       ...this.inFlightInputRefs,
+      ...this.inbox.flatMap((message) => (typeof message === 'string' ? [] : [message.$contentRef])),
     ]);
   }
 
@@ -240,7 +261,38 @@ export class SessionControl {
     target.answer = answer;
   }
 
-  drainInbox(): string[] {
+  /**
+   * Why a message cannot join the inbox, if it cannot: everything queued travels in the next model
+   * call's input, which Temporal bounds (2 MB), so a flood would fail that call's scheduling on
+   * every attempt and wedge the job.
+   */
+  private inboxRefusal(message: QueuedMessage): string | undefined {
+    const sendFile = 'send it with `durable-agent send <id> --file <path>`, which keeps it by reference';
+    if (typeof message === 'string' && message.length > INLINE_MESSAGE_CHARS) {
+      return `a message sent inline may be at most ${count(INLINE_MESSAGE_CHARS)} characters; ${sendFile}`;
+    }
+    const again = "send it again once the job has taken the queue (at its next turn's model call)";
+    if (this.inbox.length >= INBOX_MESSAGES) {
+      return `${count(this.inbox.length)} messages are already queued, the most a job holds; ${again}`;
+    }
+    const inline = this.inbox.reduce((sum, each) => sum + (typeof each === 'string' ? each.length : 0), 0);
+    if (typeof message === 'string' && inline + message.length > INBOX_INLINE_CHARS) {
+      return (
+        `the queued messages already hold ${count(inline)} of the ${count(INBOX_INLINE_CHARS)} characters ` +
+        `a job queues inline; ${again}, or ${sendFile}`
+      );
+    }
+    const byRef = this.inbox.reduce((sum, each) => sum + (typeof each === 'string' ? 0 : each.chars), 0);
+    if (typeof message !== 'string' && byRef + message.chars > INBOX_REF_CHARS) {
+      return (
+        `the queued messages by reference already hold ${count(byRef)} of the ${count(INBOX_REF_CHARS)} ` +
+        `characters a job queues; ${again}`
+      );
+    }
+    return undefined;
+  }
+
+  drainInbox(): QueuedMessage[] {
     return this.inbox.splice(0, this.inbox.length);
   }
 
@@ -296,6 +348,19 @@ function costFields(
 ): Pick<SessionSnapshot, 'totalCostUsd' | 'modelUsage' | 'maxBudgetUsd'> {
   const { totalCostUsd, modelUsage, maxBudgetUsd } = report;
   return { totalCostUsd, modelUsage, ...(maxBudgetUsd !== undefined ? { maxBudgetUsd } : {}) };
+}
+
+/** "1,900,001": counts in notices, grouped the same on every worker (no locale). */
+function count(n: number): string {
+  return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+}
+
+/** A queued message in a notice: its start, quoted, and its length. */
+export function describeMessage(message: QueuedMessage): string {
+  const text = typeof message === 'string' ? message : message.preview;
+  const chars = typeof message === 'string' ? message.length : message.chars;
+  const start = JSON.stringify(text.slice(0, 60)) + (chars > 60 ? '…' : '');
+  return `${start} (${count(chars)} characters${typeof message === 'string' ? '' : ', by reference'})`;
 }
 
 function clip(text: string): string {

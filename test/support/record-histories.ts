@@ -192,6 +192,14 @@ const scenarios: Scenario[] = [
     },
     drive: async (handle) => {
       await handle.signal(userMessageSignal, 'Also look at notes.txt');
+      // Refused: over what a message may carry inline.
+      await handle.signal(userMessageSignal, `Too long: ${'x'.repeat(33_000)}`);
+      // By reference, to content the store does not hold: the model call reports it lost.
+      await handle.signal(userMessageSignal, {
+        $contentRef: `sha256:${'a'.repeat(64)}`,
+        chars: 5_000,
+        preview: 'notes',
+      });
       await handle.signal(setMaxTurnsSignal, 3);
     },
   },

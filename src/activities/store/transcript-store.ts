@@ -1,5 +1,8 @@
 import type { Message, ToolResultBlock, UserContentBlock } from '../../shared/messages';
-import type { ContentRef, PendingUserMessage, ToolResultRef, TranscriptRef } from '../../shared/transcript';
+import { MESSAGE_REF_CHARS } from '../../shared/signal-payloads';
+import type { StoredUserMessage } from '../../shared/signal-payloads';
+import type { ContentRef, PendingUserMessage, TextRef, ToolResultRef, TranscriptRef } from '../../shared/transcript';
+import { ContentNotFoundError } from './content-store';
 import type { ContentStore } from './content-store';
 
 /** One link of a transcript chain: the messages one model call added, and the link before. */
@@ -66,6 +69,10 @@ export class TranscriptStore {
     for (const message of pending) {
       const content: UserContentBlock[] = [];
       for (const block of message.content) {
+        if (block.type === 'text_ref') {
+          content.push({ type: 'text', text: await this.queuedMessage(block) });
+          continue;
+        }
         if (block.type !== 'tool_result_ref') {
           content.push(block);
           continue;
@@ -76,5 +83,23 @@ export class TranscriptStore {
       messages.push({ role: 'user', content });
     }
     return messages;
+  }
+
+  /**
+   * The text of a message sent by reference. Any client can signal a job, so the reference may
+   * name nothing, or something that is not a message: the model is told a message was lost
+   * rather than the job failing on every attempt.
+   */
+  private async queuedMessage(block: TextRef): Promise<string> {
+    const stored = await this.store.get<StoredUserMessage>(block.ref).catch((error: unknown) => {
+      if (error instanceof ContentNotFoundError) return undefined;
+      throw error;
+    });
+    if (stored?.kind !== 'user-message' || typeof stored.text !== 'string') {
+      return `[durable-agent: the user sent a message by reference (${block.ref}), but the store holds no message under it, so it is lost]`;
+    }
+    return stored.text.length > MESSAGE_REF_CHARS
+      ? `${stored.text.slice(0, MESSAGE_REF_CHARS)}\n[durable-agent: the message was cut at ${MESSAGE_REF_CHARS} characters]`
+      : stored.text;
   }
 }

@@ -203,6 +203,7 @@ export function pendingChars(pending: readonly PendingUserMessage[]): number {
     for (const block of message.content) {
       if (block.type === 'text') chars += block.text.length;
       else if (block.type === 'tool_result') chars += block.content.length;
+      else if (block.type === 'text_ref') chars += block.chars;
       else chars += block.aside ? ASIDE_PREVIEW_CHARS : (block.chars ?? ASIDE_PREVIEW_CHARS);
     }
   }
