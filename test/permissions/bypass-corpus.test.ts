@@ -414,7 +414,54 @@ const HIDDEN_CODE: Row[] = [
   row('grep -n ENV Dockerfile', NONE, READ_ONLY),
 ];
 
-const ROWS: Row[] = [...READS_OUTSIDE, ...READS_INSIDE, ...READ_RULES, ...DISGUISED_RM, ...OTHER_RULES, ...HIDDEN_CODE];
+/**
+ * Issue 25, finding 4: git's own configuration walked around deny rules. With `Bash(git:*)`
+ * allowed and `rm`, `git push` denied, in a `CI=true` (dontAsk) job, each of these ran on main.
+ */
+const GIT_RULES: Partial<PermissionRules> = { allow: ['Bash(git:*)'], deny: ['Bash(rm:*)', 'Bash(git push:*)'] };
+const GIT_CONFIG: Row[] = [
+  row('git -c alias.p=push p origin main', GIT_RULES, CANNOT_RULE_OUT, 'names a program or command for git to run'),
+  row("git -c alias.x='!rm victim' x", GIT_RULES, CANNOT_RULE_OUT),
+  row('git -c Alias.P=push P origin', GIT_RULES, CANNOT_RULE_OUT), // names are case-insensitive
+  row('git p origin main', GIT_RULES, CANNOT_RULE_OUT, "is not one of git's own commands"), // [alias] in .git/config
+  row("git -c core.sshCommand='rm victim' fetch", GIT_RULES, CANNOT_RULE_OUT),
+  row("git -c core.editor='rm victim' commit", GIT_RULES, CANNOT_RULE_OUT),
+  row("git -c sequence.editor='rm victim' rebase -i HEAD~1", GIT_RULES, CANNOT_RULE_OUT),
+  row("git -c diff.external='rm victim' diff", GIT_RULES, CANNOT_RULE_OUT),
+  row("git -c credential.helper='!rm victim' fetch", GIT_RULES, CANNOT_RULE_OUT),
+  row("git -c filter.x.clean='rm victim' add .", GIT_RULES, CANNOT_RULE_OUT),
+  row("git -c 'remote.origin.url=ext::rm victim' -c protocol.ext.allow=always fetch", GIT_RULES, CANNOT_RULE_OUT),
+  row('git -c include.path=/tmp/evil.cfg fetch', GIT_RULES, CANNOT_RULE_OUT),
+  row('git -c "$CFG" fetch', GIT_RULES, CANNOT_RULE_OUT),
+  row('git --config-env=core.sshCommand=CMD fetch', GIT_RULES, CANNOT_RULE_OUT),
+  row('git --exec-path=/tmp/bin fetch', GIT_RULES, CANNOT_RULE_OUT),
+  row("GIT_SSH_COMMAND='rm victim' git fetch", GIT_RULES, CANNOT_RULE_OUT, 'sets GIT_SSH_COMMAND'),
+  row("export GIT_SSH_COMMAND='rm victim'; git fetch", GIT_RULES, CANNOT_RULE_OUT),
+  row("env GIT_EDITOR='rm victim' git commit", GIT_RULES, CANNOT_RULE_OUT),
+  row('GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.p GIT_CONFIG_VALUE_0=push git p', GIT_RULES, CANNOT_RULE_OUT),
+  row('DURABLE_AGENT_GIT_NO_REPO_FILTERS= git status', GIT_RULES, CANNOT_RULE_OUT),
+  row('unset DURABLE_AGENT_GIT_STRICT; git fetch', GIT_RULES, CANNOT_RULE_OUT),
+  row('/usr/bin/git fetch', GIT_RULES, CANNOT_RULE_OUT, 'runs git by its path'),
+  // The ordinary work still goes through: git's own commands, harmless settings.
+  row('git fetch origin', GIT_RULES, ALLOWED_BY_RULE),
+  row('git -c user.name=bot commit -m fix', GIT_RULES, ALLOWED_BY_RULE),
+  row('git -C sub log --oneline', GIT_RULES, ALLOWED_BY_RULE), // -C is never read-only; the allow rule holds
+  row('git status', GIT_RULES, READ_ONLY),
+  row('git push origin main', GIT_RULES, DENIED),
+  // With no deny or ask rule there is nothing to walk around: the allow rule holds as before.
+  row('git p origin main', { allow: ['Bash(git:*)'] }, ALLOWED_BY_RULE),
+  row('git lfs pull', { allow: ['Bash(git lfs:*)'] }, ALLOWED_BY_RULE),
+];
+
+const ROWS: Row[] = [
+  ...READS_OUTSIDE,
+  ...READS_INSIDE,
+  ...READ_RULES,
+  ...DISGUISED_RM,
+  ...OTHER_RULES,
+  ...HIDDEN_CODE,
+  ...GIT_CONFIG,
+];
 
 function decide(r: Row, mode: PermissionMode) {
   return decidePermission(

@@ -35,6 +35,7 @@ import {
   type ShellWord,
 } from './shell-parse';
 import { LOOSE_RUNNERS, unwrap, WRAPPERS, xargsReplaceString, type Unwrapped } from './bash-wrappers';
+import { gitDangers, GIT_PROGRAM_VARIABLE } from './git-invocation';
 
 /** One program the command line runs. */
 export interface Invocation {
@@ -136,15 +137,7 @@ function fromInput(word: ShellWord, placeholder: string): ShellWord {
   return { ...word, literal: false, expansions: [...word.expansions, 'substitution'] };
 }
 /** git's global options that take the next word as their value. */
-const GIT_GLOBAL_WITH_VALUE = new Set([
-  '-C',
-  '-c',
-  '--git-dir',
-  '--work-tree',
-  '--namespace',
-  '--config-env',
-  '--exec-path',
-]);
+const GIT_GLOBAL_WITH_VALUE = new Set(['-C', '-c', '--git-dir', '--work-tree', '--namespace', '--config-env']);
 
 type Stdin =
   | { kind: 'none' | 'pipe' | 'file' | 'unknown' }
@@ -167,6 +160,7 @@ const VARIABLE_SETTERS = new Set([
   'getopts',
   'wait',
   'let',
+  'unset',
 ]);
 /** A CODE_VARIABLE name anywhere in a word (`PS4`, `-vPS4`, `r=PS4`). */
 const NAMES_CODE_VARIABLE =
@@ -231,6 +225,12 @@ class InvocationReader {
   private readSetting(word: ShellWord, depth: number): boolean {
     const match = SETTING.exec(word.value);
     const name = match?.[1];
+    if (match !== null && name !== undefined && GIT_PROGRAM_VARIABLE.test(name)) {
+      this.own.push({
+        why: `${JSON.stringify(word.raw)} sets ${name}, through which git runs a program or reads settings`,
+      });
+      return true;
+    }
     if (match === null || name === undefined || !CODE_VARIABLE.test(name)) return false;
     const value = word.value.slice(match[0].length);
     const shown = JSON.stringify(word.raw);
@@ -467,10 +467,18 @@ class InvocationReader {
    */
   private readSetter(program: string, args: ShellWord[], depth: number): void {
     for (const arg of args) {
-      if (this.readSetting(arg, depth) || !NAMES_CODE_VARIABLE.test(arg.value)) continue;
-      this.own.push({
-        why: `${program} ${JSON.stringify(arg.raw)} may set a variable bash runs as code or reads code from`,
-      });
+      if (this.readSetting(arg, depth)) continue;
+      // Taking bash's code variables away runs nothing; taking git's settings away can (the
+      // worker's own GIT_CONFIG_* are what switch core.fsmonitor and the signature programs off).
+      if (program !== 'unset' && NAMES_CODE_VARIABLE.test(arg.value)) {
+        this.own.push({
+          why: `${program} ${JSON.stringify(arg.raw)} may set a variable bash runs as code or reads code from`,
+        });
+      } else if ((arg.value.match(/[A-Za-z_][A-Za-z0-9_]*/g) ?? []).some((name) => GIT_PROGRAM_VARIABLE.test(name))) {
+        this.own.push({
+          why: `${program} ${JSON.stringify(arg.raw)} may set a variable through which git runs a program or reads settings`,
+        });
+      }
     }
   }
 
@@ -550,6 +558,7 @@ class InvocationReader {
       if (!word.literal || !word.value.startsWith('-') || word.value === '--') break;
       i += GIT_GLOBAL_WITH_VALUE.has(word.value) ? 2 : 1;
     }
+    for (const why of gitDangers(words, i)) this.own.push({ why });
     if (i > 1 && i < words.length) {
       this.invocations.push({ words: [words[0] as ShellWord, ...words.slice(i)], program: 'git' });
     }

@@ -29,6 +29,11 @@
  * the user asked for everything to run and there is no rule to protect), and no allow rule other
  * than the bare `Bash` ever approves it.
  *
+ * git's own configuration counts as code only known when it runs (`git-invocation.ts`): a
+ * subcommand that is not one of git's (an alias from the repository's config may stand behind it),
+ * `-c` settings that name a program, `--config-env`, `--exec-path=`, git by its path, and the
+ * `GIT_*` variables through which git runs programs.
+ *
  * Code hidden in text. Bash runs a command substitution a second time from text it has already
  * expanded: `declare 'a[$(rm x)]=1'`, `printf -v 'a[$(rm x)]'`, `let`, `read`, `test -v`,
  * `[[ -v ]]`, `unset`, any arithmetic (`x='a[$(rm x)]'; echo $((x))`, `${s:x}`, `[[ $x -eq 0 ]]`,

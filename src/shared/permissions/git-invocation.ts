@@ -1,0 +1,129 @@
+/**
+ * What git itself may run besides the subcommand a rule names. A deny rule such as
+ * `Bash(git push:*)` or `Bash(rm:*)` must not be walked around by git's configuration:
+ * - `git -c alias.p=push p`, `git -c alias.x='!rm f' x`: an alias renames a subcommand or runs a
+ *   shell command, and any word that is not one of git's own commands may be an alias from the
+ *   repository's config (`git p` with `[alias] p = push` in .git/config);
+ * - `git -c core.sshCommand='rm f' push`, `core.editor`, `sequence.editor`, `diff.external`,
+ *   `credential.helper`, filter and merge drivers, ...: settings that name a program git runs;
+ * - `--config-env`, `--exec-path=DIR`: settings from the environment, programs from a folder;
+ * - `GIT_SSH_COMMAND=...`, `GIT_EDITOR=...`, `GIT_CONFIG_*`, ...: the same through the environment.
+ * Each is reported as code only known when the command runs, which makes any Bash deny or ask rule
+ * "cannot be ruled out" (see `decide.ts`). Settings a repository's config file makes are for the
+ * git shim (`git-shim/git`), which sees them when the command runs.
+ */
+
+/**
+ * git's own commands (`git --list-cmds=main` of git 2.39, and later additions): words that can be
+ * neither an alias (git ignores an alias named like a command) nor an outside `git-<word>`.
+ */
+const GIT_COMMANDS = new Set(
+  (
+    'add am annotate apply archive backfill bisect blame branch bugreport bundle cat-file check-attr ' +
+    'check-ignore check-mailmap check-ref-format checkout checkout-index cherry cherry-pick clean clone ' +
+    'column commit commit-graph commit-tree config count-objects credential credential-cache ' +
+    'credential-store daemon describe diagnose diff diff-files diff-index diff-tree difftool fast-export ' +
+    'fast-import fetch fetch-pack filter-branch fmt-merge-msg for-each-ref for-each-repo format-patch fsck ' +
+    'fsck-objects gc get-tar-commit-id grep hash-object help hook http-backend http-fetch http-push ' +
+    'imap-send index-pack init init-db instaweb interpret-trailers last-modified log ls-files ls-remote ' +
+    'ls-tree mailinfo mailsplit maintenance merge merge-base merge-file merge-index merge-one-file ' +
+    'merge-tree mergetool mktag mktree multi-pack-index mv name-rev notes pack-objects pack-redundant ' +
+    'pack-refs patch-id prune prune-packed pull push quiltimport range-diff read-tree rebase receive-pack ' +
+    'reflog refs remote repack replace replay request-pull rerere reset restore rev-list rev-parse revert ' +
+    'rm send-pack shortlog show show-branch show-index show-ref sparse-checkout stage stash status ' +
+    'stripspace submodule switch symbolic-ref tag unpack-file unpack-objects update-index update-ref ' +
+    'update-server-info upload-archive upload-pack var verify-commit verify-pack verify-tag version ' +
+    'whatchanged worktree write-tree'
+  ).split(' '),
+);
+
+/**
+ * Config keys (as git compares them: section and name case-insensitive) whose value is a program
+ * or shell command git may run, or that rename a subcommand or let a URL run one.
+ */
+const PROGRAM_KEY = new RegExp(
+  '^(?:' +
+    [
+      'alias\\..+',
+      'core\\.(?:sshcommand|editor|pager|askpass|hookspath|fsmonitor|gitproxy|alternaterefscommand)',
+      'sequence\\.editor',
+      'diff\\.external',
+      'diff\\..+\\.(?:command|textconv)',
+      'merge\\..+\\.driver',
+      '(?:diff|merge)tool\\..+\\.(?:cmd|path)',
+      'filter\\..+\\.(?:clean|smudge|process)',
+      'credential\\.(?:.+\\.)?helper',
+      'gpg\\.(?:.+\\.)?program',
+      'gpg\\.ssh\\.defaultkeycommand',
+      'pager\\..+',
+      'uploadpack\\.packobjectshook',
+      'remote\\..+\\.(?:uploadpack|receivepack|vcs|url|pushurl)',
+      'url\\..+\\.(?:insteadof|pushinsteadof)',
+      'protocol\\.(?:.+\\.)?allow',
+      '(?:browser|man)\\..+\\.(?:cmd|path)',
+      'web\\.browser',
+      'sendemail\\..*',
+      'include(?:if\\..+)?\\.path',
+    ].join('|') +
+    ')$',
+  'is',
+);
+
+/**
+ * Environment variables through which git runs a program, reads settings, or finds its programs;
+ * `DURABLE_AGENT_GIT_*` are the worker's settings for the git shim.
+ */
+export const GIT_PROGRAM_VARIABLE =
+  /^(?:GIT_(?:SSH|SSH_COMMAND|EDITOR|SEQUENCE_EDITOR|PAGER|EXTERNAL_DIFF|ASKPASS|PROXY_COMMAND|EXEC_PATH|ALLOW_PROTOCOL|CONFIG|CONFIG_PARAMETERS|CONFIG_COUNT|CONFIG_KEY_\d+|CONFIG_VALUE_\d+|CONFIG_GLOBAL|CONFIG_SYSTEM|CONFIG_NOSYSTEM|TEMPLATE_DIR)|SSH_ASKPASS|EDITOR|VISUAL|DURABLE_AGENT_GIT_.*)$/s;
+
+/** A word of a git command line as {@link gitDangers} needs it. */
+export interface GitWord {
+  raw: string;
+  value: string;
+  literal: boolean;
+}
+
+/**
+ * Why git, run with `words` (`git` first), may run something no rule sees: one reason per
+ * danger, empty when there is none. `subcommandAt` is where the subcommand is.
+ */
+export function gitDangers(words: readonly GitWord[], subcommandAt: number): string[] {
+  const dangers: string[] = [];
+  const program = words[0];
+  if (program !== undefined && program.value.includes('/')) {
+    dangers.push(`${JSON.stringify(program.raw)} runs git by its path, around the checks durable-agent's git makes`);
+  }
+  for (let i = 1; i < subcommandAt; i++) {
+    const word = words[i] as GitWord;
+    const option = word.value;
+    if (option === '-c') {
+      const setting = words[i + 1];
+      if (setting !== undefined) dangers.push(...settingDanger(setting));
+      i++;
+    } else if (option === '--config-env' || option.startsWith('--config-env=')) {
+      dangers.push(`git ${JSON.stringify(word.raw)} takes a setting from the environment, only known when it runs`);
+    } else if (option.startsWith('--exec-path=')) {
+      dangers.push(`git ${JSON.stringify(word.raw)} runs git's commands from another folder`);
+    }
+  }
+  const sub = words[subcommandAt];
+  if (sub !== undefined) {
+    if (!sub.literal) {
+      dangers.push(`git's subcommand ${JSON.stringify(sub.raw)} is only known when it runs`);
+    } else if (!GIT_COMMANDS.has(sub.value)) {
+      dangers.push(
+        `${JSON.stringify(sub.raw)} is not one of git's own commands: an alias (from -c or the repository's config) or a git-${sub.value} program may run anything`,
+      );
+    }
+  }
+  return dangers;
+}
+
+function settingDanger(setting: GitWord): string[] {
+  if (!setting.literal) return [`git -c ${JSON.stringify(setting.raw)} sets something only known when it runs`];
+  const equals = setting.value.indexOf('=');
+  const key = equals < 0 ? setting.value : setting.value.slice(0, equals);
+  return PROGRAM_KEY.test(key)
+    ? [`git -c ${JSON.stringify(setting.raw)} names a program or command for git to run`]
+    : [];
+}
