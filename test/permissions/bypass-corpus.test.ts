@@ -248,8 +248,16 @@ const DISGUISED_RM: Row[] = [
   row("bash <<'EOF'\nrm x\nEOF", DENY_RM, DENIED),
   row('cat <<EOF\n$(rm x)\nEOF', DENY_RM, DENIED), // the body's substitution runs
   row('source <(echo rm x)', DENY_RM, CANNOT_RULE_OUT),
-  row('. ./cleanup.sh', DENY_RM, NOT_READ_ONLY), // a script's content is not looked into
-  row('source ./cleanup.sh', DENY_RM, NOT_READ_ONLY),
+  // bash itself runs a sourced file's commands, as it does BASH_ENV's: with a deny rule they cannot
+  // be ruled out (issue 25, finding 7; on main these were NOT_READ_ONLY, and bypassPermissions
+  // ran the rm a file written earlier in the job held).
+  row('. ./cleanup.sh', DENY_RM, CANNOT_RULE_OUT, 'runs the commands in "./cleanup.sh", which no rule can see'),
+  row('source ./cleanup.sh', DENY_RM, CANNOT_RULE_OUT),
+  row("bash --rcfile s.sh -i -c 'true'", DENY_RM, CANNOT_RULE_OUT),
+  row("bash --init-file s.sh -i -c 'true'", DENY_RM, CANNOT_RULE_OUT),
+  row("BASH_ENV=s.sh bash -c 'true'", DENY_RM, CANNOT_RULE_OUT),
+  row('source ./cleanup.sh', NONE, NOT_READ_ONLY),
+  row('bash ./cleanup.sh', DENY_RM, NOT_READ_ONLY), // a script run as a program, like make
   row('$(<cmd.txt) x', DENY_RM, CANNOT_RULE_OUT),
   row("alias ls='rm -rf'; ls x", DENY_RM, DENIED),
   row('f(){ rm x; }; f', DENY_RM, DENIED),

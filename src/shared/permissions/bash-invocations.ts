@@ -20,9 +20,10 @@
  *
  * A program that cannot be known from the text (a variable, a substitution, a glob or brace
  * expansion, a shell reading commands from a pipe) is recorded with `program: undefined`: the
- * caller must assume a deny rule might match it. Scripts run from files (`bash x.sh`,
- * `source x.sh`, `make`, `npm test`) are not looked into: rules match the command line, and the OS
- * sandbox is what confines the rest.
+ * caller must assume a deny rule might match it. Scripts run from files (`bash x.sh`, `make`,
+ * `npm test`) are not looked into: rules match the command line, and the OS sandbox is what
+ * confines the rest. Files bash itself runs (`source x.sh`, `. x.sh`, `--rcfile x.sh`) count as
+ * hidden code, like the file `BASH_ENV` names.
  */
 import {
   CODE_VARIABLE,
@@ -293,6 +294,7 @@ class InvocationReader {
         return this.readWords(args[0]?.value === '--' ? args.slice(1) : args, depth);
       case 'source':
       case '.':
+        this.sourcesFile(words, args[0]);
         return this.invokeScript(words, args[0], stdin, depth);
       case 'trap':
         return this.invokeTrap(args, depth);
@@ -393,7 +395,9 @@ class InvocationReader {
         break;
       }
       if (value.startsWith('--')) {
-        i += value === '--rcfile' || value === '--init-file' ? 2 : 1;
+        const startupFile = value === '--rcfile' || value === '--init-file';
+        if (startupFile) this.sourcesFile(words, args[i + 1]);
+        i += startupFile ? 2 : 1;
         continue;
       }
       if ((value.startsWith('-') || value.startsWith('+')) && value.length > 1) {
@@ -415,6 +419,18 @@ class InvocationReader {
     }
     if (!readsStdin && i < args.length) return this.invokeScript(words, args[i], stdin, depth);
     this.readStdin(words, stdin, depth);
+  }
+
+  /**
+   * `source F`, `. F`, `bash --rcfile F -i`: bash itself runs the commands in a file (one the job
+   * may have written a moment before), as it does the file `BASH_ENV` names; like that form they
+   * count as hidden code, so a deny or ask rule cannot be ruled out. (A script run as a program,
+   * `bash F` or `./F`, is a program like `make`: the mode decides, and the sandbox confines it.)
+   */
+  private sourcesFile(words: ShellWord[], file: ShellWord | undefined): void {
+    if (file === undefined || (file.literal && STDIN_PATHS.has(file.value))) return;
+    const program = JSON.stringify(words[0]?.raw ?? '');
+    this.own.push({ why: `${program} runs the commands in ${JSON.stringify(file.raw)}, which no rule can see` });
   }
 
   /** A script operand: a file is not looked into, but standard input or a substitution is. */
