@@ -155,6 +155,21 @@ const READ_RULES: Row[] = [
   row('grep -r token .', { deny: ['Read(./secrets/**)'] }, NOT_READ_ONLY),
   row('rg token src', { deny: ['Read(./secrets/**)'] }, READ_ONLY),
   row('git status', { deny: ['Read(./secrets/**)'] }, READ_ONLY),
+  // What git prints from history comes from the files it names, or from any file (issue 25,
+  // finding 5: each of these printed secrets/key as read-only in dontAsk on main).
+  row('git show HEAD:secrets/key', { deny: ['Read(./secrets/**)'] }, DENIED),
+  row('git show :secrets/key', { deny: ['Read(./secrets/**)'] }, DENIED),
+  row('git log -p', { deny: ['Read(./secrets/**)'] }, NOT_READ_ONLY),
+  row('git log --patch --oneline', { deny: ['Read(./secrets/**)'] }, NOT_READ_ONLY),
+  row('git log -L1,5:secrets/key', { deny: ['Read(./secrets/**)'] }, NOT_READ_ONLY),
+  row('git diff 4b825dc642cb6eb9a060e54bf8d69288fbee4904 HEAD', { deny: ['Read(./secrets/**)'] }, NOT_READ_ONLY),
+  row('git show', { deny: ['Read(./secrets/**)'] }, NOT_READ_ONLY),
+  row('git diff HEAD~1 -- secrets', { deny: ['Read(./secrets/**)'] }, DENIED),
+  // Limited to other paths, or printing commits only, they still read nothing denied.
+  row('git diff HEAD~1 -- src', { deny: ['Read(./secrets/**)'] }, READ_ONLY),
+  row('git show HEAD:src/app.ts', { deny: ['Read(./secrets/**)'] }, NOT_READ_ONLY), // a rev may be a tree: any file
+  row('git log --oneline -n 5', { deny: ['Read(./secrets/**)'] }, READ_ONLY),
+  row('git log --stat', { deny: ['Read(./secrets/**)'] }, READ_ONLY),
   row('cat README.md', { ask: ['Read(./README.md)'] }, CANNOT_RULE_OUT),
 ];
 

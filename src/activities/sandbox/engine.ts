@@ -7,6 +7,7 @@ import { sandboxNetworkMode } from '../../shared/sandbox';
 import { buildBwrapArgs } from './bwrap-args';
 import { gitShimDir, withGitHardening } from './git-hardening';
 import { allowedExactly, isWritableIn, resolveTrustedMounts, withProtections, type MountInputs } from './mounts';
+import { readDenyHiddenPaths, withHiddenPlaces } from './read-deny-mounts';
 import { Placeholders } from './placeholders';
 import { configuredBwrap, probeSandbox, type SandboxAvailability } from './probe';
 import { findProtectedPaths } from './protected-paths';
@@ -51,6 +52,8 @@ export interface CommandRequest {
   workspace: string;
   sessionKey: string;
   policy: JobSandbox;
+  /** The job's `Read(...)` deny rules: the places they name outright are hidden too. */
+  readDenyRules?: readonly string[];
   /** The environment before the sandbox adds to it (already free of credentials). */
   env: NodeJS.ProcessEnv;
 }
@@ -110,7 +113,12 @@ export class SandboxEngine {
 
   /** The command line for one call, or why it may not run. */
   async prepare(request: CommandRequest): Promise<PreparedCommand | RefusedCommand> {
-    const { command, workspace, sessionKey, policy } = request;
+    const { command, workspace, sessionKey } = request;
+    // What the job's Read deny rules name, the sandbox hides: no spelling of the path reaches it.
+    const policy = withHiddenPlaces(
+      request.policy,
+      readDenyHiddenPaths(request.readDenyRules ?? [], workspace, this.homeDir),
+    );
     const tempDir = await this.tempDir(workspace, sessionKey);
     const shim = this.gitShim;
     if (!policy.enabled) {

@@ -67,6 +67,7 @@ function prepareCommand(command: string, ctx: ToolContext): Promise<PreparedComm
     workspace: ctx.workspace,
     sessionKey: ctx.sessionKey ?? 'one-shot',
     policy: ctx.sandbox.policy,
+    readDenyRules: ctx.readDenyRules,
     env,
   });
 }

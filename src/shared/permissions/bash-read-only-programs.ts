@@ -448,5 +448,42 @@ function checkGit(args: ShellWord[], scope: PathScope): Refusal | undefined {
     const refusal = scope.path(arg, { globs: false, tree: false });
     if (refusal !== undefined) return refusal;
   }
+  return printsContent(sub.value, rest) ? contentReads(rest, scope) : undefined;
+}
+
+/** `git log` options that make it print changes, not only commits. */
+const GIT_LOG_PATCH =
+  /^(?:-[a-zA-Z]*[pu][a-zA-Z]*|-U\d*|-L.*|-c|--cc|--dd|--patch.*|--unified.*|--word-diff.*|--color-words.*|--full-diff|--remerge-diff|--diff-merges.*)$/;
+
+/** Whether git prints file contents from the repository (`diff`, `show`, `log -p`), not only names. */
+function printsContent(sub: string, args: ShellWord[]): boolean {
+  if (sub === 'diff' || sub === 'show') return true;
+  if (sub !== 'log') return false;
+  const end = args.findIndex((arg) => arg.value === '--');
+  return (end < 0 ? args : args.slice(0, end)).some((arg) => GIT_LOG_PATCH.test(arg.value));
+}
+
+/**
+ * What a content-printing git command may print, as reads for Read deny rules: contents come
+ * from commits and the index, not from the files named, so `HEAD:secret/key` reads secret/key and
+ * a command that no pathspec after `--` limits may print any file of the repository.
+ */
+function contentReads(args: ShellWord[], scope: PathScope): Refusal | undefined {
+  const end = args.findIndex((arg) => arg.value === '--');
+  for (const arg of end < 0 ? args : args.slice(0, end)) {
+    const colon = arg.value.indexOf(':');
+    if (arg.value.startsWith('-') || colon < 0 || colon === arg.value.length - 1) continue;
+    const refusal = scope.path(sliceWord(arg, colon + 1), { globs: false, tree: true });
+    if (refusal !== undefined) return refusal;
+  }
+  const pathspecs = end < 0 ? [] : args.slice(end + 1);
+  if (pathspecs.length === 0) {
+    scope.cwd(true);
+    return undefined;
+  }
+  for (const pathspec of pathspecs) {
+    const refusal = scope.path(pathspec, { globs: false, tree: true });
+    if (refusal !== undefined) return refusal;
+  }
   return undefined;
 }
