@@ -1,7 +1,8 @@
 /**
- * Issue 25, findings 4 and 7, as a CI job meets them: `Bash(rm:*)` denied, in a `CI=true` run of
- * the real CLI on the embedded default. On main, git's own configuration (an alias on the command
- * line, or one in the repository's .git/config) and a sourced file ran `rm` all the same.
+ * Issue 25, findings 4, 5 and 7, as a CI job meets them: `Bash(rm:*)` and `Read(./secrets/**)`
+ * denied, in a `CI=true` run of the real CLI on the embedded default. On main, git's own
+ * configuration (an alias on the command line, or one in the repository's .git/config) and a
+ * sourced file ran `rm` all the same, and git's history and a link printed the secret.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -10,6 +11,9 @@ import type { ScriptedSession } from '../src/model-server';
 import { ScriptedModelServer, makeWorkspace, tempDir } from './support/harness';
 import { textReply, toolUse } from './support/jobs';
 import { runCli as cli } from './support/cli';
+
+const KEY = 'sk-the-key-a-read-deny-rule-protects';
+const DENY = 'Bash(rm:*),Read(./secrets/**)';
 
 const session: ScriptedSession = {
   name: 'cli-git-config',
@@ -20,6 +24,8 @@ const session: ScriptedSession = {
         toolUse('b2', 'Bash', { command: 'git tidy' }),
         toolUse('b3', 'Bash', { command: 'source ./tidy.sh' }),
         toolUse('b4', 'Bash', { command: 'git status --short' }),
+        toolUse('b5', 'Bash', { command: 'git show HEAD:secrets/key' }),
+        toolUse('b6', 'Bash', { command: 'cat s' }),
       ],
     },
     textReply('Done.'),
@@ -55,10 +61,14 @@ describe("git's configuration cannot walk around a deny rule", () => {
       'victim-2': 'keep\n',
       'victim-3': 'keep\n',
       'tidy.sh': 'rm victim-3\n',
+      'secrets/key': `${KEY}\n`,
     });
+    fs.symlinkSync('secrets/key', path.join(workspace, 's'));
     const git = (...args: string[]) =>
       execFileSync('git', args, { cwd: workspace, env: { ...process.env, HOME: home } });
     git('init', '-q');
+    git('add', 'secrets/key');
+    git('-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-q', '-m', 'keys');
     // The repository's own config, as a pull request or a batch task's clone could bring it.
     git('config', 'alias.tidy', '!rm victim-2');
     return workspace;
@@ -75,20 +85,23 @@ describe("git's configuration cannot walk around a deny rule", () => {
     // `git status` ran, and the model was told why the others did not.
     const results = JSON.stringify(server.requests[before + 1]?.body);
     expect(results).toContain('?? victim-1');
+    // Neither git's history nor the link gave the secret away.
+    expect(results).not.toContain(KEY);
     const result = JSON.parse(run.stdout) as { permission_denials: Array<{ tool_use_id: string }> };
     return result.permission_denials.map((denial) => denial.tool_use_id).sort();
   }
 
-  test('with git allowed, an alias on the command line or in .git/config is refused', async () => {
-    const denied = await tidy(repository(), ['--allowedTools', 'Bash(git:*)', '--disallowedTools', 'Bash(rm:*)']);
-    // (`source` is not read-only, so CI refused it on main too.)
-    expect(denied).toEqual(['b1', 'b2', 'b3']);
+  test('with git allowed, an alias, .git/config, a sourced file, git history and a link are all refused', async () => {
+    const denied = await tidy(repository(), ['--allowedTools', 'Bash(git:*)', '--disallowedTools', DENY]);
+    // (`source` is not read-only, so CI refused it on main too; `cat s` is read-only and ran, in a
+    // sandbox that hides secrets/.)
+    expect(denied).toEqual(['b1', 'b2', 'b3', 'b5']);
     const results = JSON.stringify(server.requests.at(-1)?.body);
     expect(results).toContain('names a program or command for git to run');
     expect(results).toContain("is not one of git's own commands");
   }, 180_000);
 
-  test('in bypassPermissions the deny rule still holds for aliases and sourced files', async () => {
+  test('in bypassPermissions the deny rules still hold', async () => {
     // An explicit mode parks what the rules ask about; nobody answers here, so each is denied after 1 s.
     const denied = await tidy(repository(), [
       '--permission-mode',
@@ -96,9 +109,9 @@ describe("git's configuration cannot walk around a deny rule", () => {
       '--approval-timeout',
       '1',
       '--disallowedTools',
-      'Bash(rm:*)',
+      DENY,
     ]);
-    expect(denied).toEqual(['b1', 'b2', 'b3']);
+    expect(denied).toEqual(['b1', 'b2', 'b3', 'b5']);
     // Asked, as calls the deny rule cannot be ruled out for; nobody answered.
     expect(JSON.stringify(server.requests.at(-1)?.body)).toContain('No approval answer within 1 s');
   }, 180_000);
