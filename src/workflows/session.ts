@@ -16,6 +16,13 @@ import type { ModelLimitsEntry } from '../shared/context/model-limits';
 import type { ModelPricesEntry } from '../shared/pricing';
 
 /** `--stop-hook` runs a test suite: minutes, not the 60 s of a settings hook without a timeout. */
+/**
+ * Jobs started before generation 2 of the permission engine's Bash reading keep generation 1 (see
+ * `PERMISSION_ENGINE`): their histories replay with the decisions they made. A later generation
+ * needs a new patch id here.
+ */
+export const PERMISSION_ENGINE_PATCH = 'permission-engine-2';
+
 export const DEFAULT_STOP_HOOK_TIMEOUT_SEC = 600;
 
 function withStopHookTimeout<T extends { config: HooksConfig }>(resolved: T, timeoutSec: number): T {
@@ -137,7 +144,8 @@ export async function prepareSession(
         sources: input.settingSources ?? [...SETTING_SOURCES],
       });
       const resolved = resolvePermissions({ layers, own: input.permissions, workspace: input.workspace, homeDir });
-      permissions = resolved.context;
+      // The engine generation is the job's for good: a replay decides each call as it was decided.
+      permissions = { ...resolved.context, engine: patched(PERMISSION_ENGINE_PATCH) ? 2 : 1 };
       const sandboxed = resolveJobSandbox({
         layers: sandboxLayersOf(layers),
         noSandbox: input.noSandbox === true,
@@ -196,6 +204,7 @@ export async function prepareSession(
         mode: own?.mode ?? settings.defaultMode ?? 'default',
         rules: mergeRules(settings.rules, { allow: own?.allow, ask: own?.ask, deny: own?.deny }),
         workspace: input.workspace,
+        engine: 1,
       };
     }
     return {

@@ -524,3 +524,41 @@ describe('the two shell readers agree on the corpus', () => {
     expect(compared).toBeGreaterThanOrEqual(200);
   });
 });
+
+describe('a job keeps the engine generation it started with', () => {
+  // Jobs started before generation 2 replay their decisions as they were made.
+  const rows: Array<[string, Partial<PermissionRules>, Decision, Decision]> = [
+    ['git p origin main', GIT_RULES, 'allow', 'deny'],
+    ['git -c core.sshCommand=./evil fetch', GIT_RULES, 'allow', 'deny'],
+    ['source ./cleanup.sh', DENY_RM, 'deny', 'deny'],
+    ['git log -p', { deny: ['Read(./secrets/**)'] }, 'allow', 'deny'],
+    ['git show HEAD:secrets/key', { deny: ['Read(./secrets/**)'] }, 'allow', 'deny'],
+  ];
+  it.each(rows)('%s %j: generation 1 %s, generation 2 %s (dontAsk)', (command, rules, first, second) => {
+    const decideWith = (engine: number) =>
+      decidePermission(
+        'Bash',
+        { command },
+        {
+          mode: 'dontAsk',
+          rules: { allow: [], ask: [], deny: [], ...rules },
+          workspace: '/ws',
+          homeDir: '/home/u',
+          engine,
+        },
+      ).behavior;
+    expect(decideWith(1)).toBe(first);
+    expect(decideWith(2)).toBe(second);
+  });
+
+  it('in bypassPermissions, generation 1 ran a sourced file; generation 2 asks', () => {
+    const decideWith = (engine: number) =>
+      decidePermission(
+        'Bash',
+        { command: 'source ./cleanup.sh' },
+        { mode: 'bypassPermissions', rules: { allow: [], ask: [], deny: ['Bash(rm:*)'] }, workspace: '/ws', engine },
+      ).behavior;
+    expect(decideWith(1)).toBe('allow');
+    expect(decideWith(2)).toBe('ask');
+  });
+});

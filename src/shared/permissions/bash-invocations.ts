@@ -37,6 +37,7 @@ import {
 } from './shell-parse';
 import { LOOSE_RUNNERS, unwrap, WRAPPERS, xargsReplaceString, type Unwrapped } from './bash-wrappers';
 import { gitDangers, GIT_PROGRAM_VARIABLE } from './git-invocation';
+import { engineAtLeast } from './types';
 
 /** One program the command line runs. */
 export interface Invocation {
@@ -95,8 +96,8 @@ const SHELLS = new Set([
 /** Paths through which a script is really the program's standard input. */
 const STDIN_PATHS = new Set(['-', '/dev/stdin', '/dev/fd/0', '/proc/self/fd/0']);
 /** Read `command` and list what it runs (see the module comment). */
-export function readBashCommand(command: string): BashReading {
-  const reader = new InvocationReader(Math.max(MIN_BUDGET, 3 * command.length));
+export function readBashCommand(command: string, engine?: number): BashReading {
+  const reader = new InvocationReader(Math.max(MIN_BUDGET, 3 * command.length), engine);
   const parsed = parseShell(command);
   reader.readParsed(parsed, 0);
   return { parsed, invocations: reader.invocations, unreadable: reader.unreadable, hidden: reader.hidden() };
@@ -183,7 +184,16 @@ class InvocationReader {
   /** Words and here-documents whose text was read as a command line. */
   private readonly followed = new Set<ShellWord | ShellHereDocument>();
 
-  constructor(private budget: number) {}
+  constructor(
+    private budget: number,
+    /** The engine generation (`PermissionContext.engine`): what it reads besides the words. */
+    private readonly engine: number | undefined,
+  ) {}
+
+  /** Generation 2: git's configuration and sourced files count (see `git-invocation.ts`). */
+  private get gitAware(): boolean {
+    return engineAtLeast(this.engine, 2);
+  }
 
   /** The hidden code not followed, once everything is read. */
   hidden(): BashHidden[] {
@@ -226,7 +236,7 @@ class InvocationReader {
   private readSetting(word: ShellWord, depth: number): boolean {
     const match = SETTING.exec(word.value);
     const name = match?.[1];
-    if (match !== null && name !== undefined && GIT_PROGRAM_VARIABLE.test(name)) {
+    if (match !== null && name !== undefined && this.gitAware && GIT_PROGRAM_VARIABLE.test(name)) {
       this.own.push({
         why: `${JSON.stringify(word.raw)} sets ${name}, through which git runs a program or reads settings`,
       });
@@ -428,7 +438,7 @@ class InvocationReader {
    * `bash F` or `./F`, is a program like `make`: the mode decides, and the sandbox confines it.)
    */
   private sourcesFile(words: ShellWord[], file: ShellWord | undefined): void {
-    if (file === undefined || (file.literal && STDIN_PATHS.has(file.value))) return;
+    if (!this.gitAware || file === undefined || (file.literal && STDIN_PATHS.has(file.value))) return;
     const program = JSON.stringify(words[0]?.raw ?? '');
     this.own.push({ why: `${program} runs the commands in ${JSON.stringify(file.raw)}, which no rule can see` });
   }
@@ -486,11 +496,15 @@ class InvocationReader {
       if (this.readSetting(arg, depth)) continue;
       // Taking bash's code variables away runs nothing; taking git's settings away can (the
       // worker's own GIT_CONFIG_* are what switch core.fsmonitor and the signature programs off).
+      if (program === 'unset' && !this.gitAware) continue;
       if (program !== 'unset' && NAMES_CODE_VARIABLE.test(arg.value)) {
         this.own.push({
           why: `${program} ${JSON.stringify(arg.raw)} may set a variable bash runs as code or reads code from`,
         });
-      } else if ((arg.value.match(/[A-Za-z_][A-Za-z0-9_]*/g) ?? []).some((name) => GIT_PROGRAM_VARIABLE.test(name))) {
+      } else if (
+        this.gitAware &&
+        (arg.value.match(/[A-Za-z_][A-Za-z0-9_]*/g) ?? []).some((name) => GIT_PROGRAM_VARIABLE.test(name))
+      ) {
         this.own.push({
           why: `${program} ${JSON.stringify(arg.raw)} may set a variable through which git runs a program or reads settings`,
         });
@@ -572,9 +586,11 @@ class InvocationReader {
     while (i < words.length) {
       const word = words[i] as ShellWord;
       if (!word.literal || !word.value.startsWith('-') || word.value === '--') break;
-      i += GIT_GLOBAL_WITH_VALUE.has(word.value) ? 2 : 1;
+      // (Generation 1 took the word after --exec-path as its value; git reads only --exec-path=DIR.)
+      const withValue = GIT_GLOBAL_WITH_VALUE.has(word.value) || (!this.gitAware && word.value === '--exec-path');
+      i += withValue ? 2 : 1;
     }
-    for (const why of gitDangers(words, i)) this.own.push({ why });
+    if (this.gitAware) for (const why of gitDangers(words, i)) this.own.push({ why });
     if (i > 1 && i < words.length) {
       this.invocations.push({ words: [words[0] as ShellWord, ...words.slice(i)], program: 'git' });
     }

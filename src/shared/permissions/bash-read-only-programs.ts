@@ -6,6 +6,7 @@
  * way would let a path through unchecked. Pure code.
  */
 import type { ShellWord } from './shell-parse';
+import { engineAtLeast } from './types';
 
 /** Why a command is not read-only. */
 export interface Refusal {
@@ -24,6 +25,8 @@ export interface PathScope {
   path(word: ShellWord, options: { globs: boolean; tree: boolean }): Refusal | undefined;
   /** Record that the command reads its working directory (`ls`, `rg x`, `grep -r x`). */
   cwd(tree: boolean): void;
+  /** The engine generation the job decides with (`PermissionContext.engine`). */
+  readonly engine: number | undefined;
 }
 
 /** A refusal with its reason. */
@@ -448,7 +451,8 @@ function checkGit(args: ShellWord[], scope: PathScope): Refusal | undefined {
     const refusal = scope.path(arg, { globs: false, tree: false });
     if (refusal !== undefined) return refusal;
   }
-  return printsContent(sub.value, rest) ? contentReads(rest, scope) : undefined;
+  // Generation 2: what git prints from history is a read too.
+  return engineAtLeast(scope.engine, 2) && printsContent(sub.value, rest) ? contentReads(rest, scope) : undefined;
 }
 
 /** `git log` options that make it print changes, not only commits. */

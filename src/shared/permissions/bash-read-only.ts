@@ -37,6 +37,8 @@ export interface ReadOnlyContext {
   /** Further directories reads may reach (`--add-dir`, `permissions.additionalDirectories`). */
   additionalDirectories?: readonly string[];
   homeDir?: string;
+  /** The engine generation (`PermissionContext.engine`). */
+  engine?: number;
 }
 
 /** A place a read-only command reads. */
@@ -102,6 +104,7 @@ class Scope implements PathScope {
   readonly roots: string[];
   readonly homeDir: string | undefined;
   readonly known: boolean;
+  readonly engine: number | undefined;
 
   /** `confine`: refuse paths outside the working directories (false: only record them). */
   constructor(
@@ -112,6 +115,7 @@ class Scope implements PathScope {
     this.workspace = this.known ? normalizeDirectory(context.workspace as string) : UNKNOWN_WORKSPACE;
     this.roots = [this.workspace, ...(context.additionalDirectories ?? []).map(normalizeDirectory)];
     this.homeDir = context.homeDir === undefined ? undefined : normalizeDirectory(context.homeDir);
+    this.engine = context.engine;
   }
 
   /** Check one path argument; returns a refusal, or undefined when it is inside. */

@@ -73,9 +73,9 @@ export interface BashAnalysis {
 }
 
 /** Parse `command` for the rules (both directions). */
-export function analyzeBashCommand(command: string): BashAnalysis {
+export function analyzeBashCommand(command: string, engine?: number): BashAnalysis {
   const split = splitShellCommand(command);
-  const reading = readBashCommand(command);
+  const reading = readBashCommand(command, engine);
   const candidates = new Set<string>([normalizeCommandBlanks(command)]);
   if (split.ok) {
     candidates.add(split.text);
@@ -147,13 +147,13 @@ export function allowTexts(sub: ShellSubCommand): { texts: string[]; exactOnly: 
  * Does an allow rule approve this simple command? Never when its program is not a plain word,
  * nor when it holds code bash itself may run from text ({@link hiddenCodeIn}).
  */
-export function allowRuleMatchesSubCommand(rule: BashRule, sub: ShellSubCommand): boolean {
+export function allowRuleMatchesSubCommand(rule: BashRule, sub: ShellSubCommand, engine?: number): boolean {
   const { texts, exactOnly } = allowTexts(sub);
   if (exactOnly && rule.kind !== 'bash-exact') return false;
   return (
     texts.some((text) => bashRuleMatchesText(rule, text)) &&
     plainProgram(sub) !== false &&
-    hiddenCodeIn(sub) === undefined
+    hiddenCodeIn(sub, engine) === undefined
   );
 }
 
@@ -233,8 +233,8 @@ const SHELL_BUILTINS = new Set([
  * `PS4=` setting) given to a builtin or kept in a variable. An external program only receives
  * such text as data (`git commit -m 'fix `x`'`, `awk '{print $(NF)}'`), so its rule still holds.
  */
-export function hiddenCodeIn(sub: ShellSubCommand): BashHidden | undefined {
-  const reading = readBashCommand(sub.text);
+export function hiddenCodeIn(sub: ShellSubCommand, engine?: number): BashHidden | undefined {
+  const reading = readBashCommand(sub.text, engine);
   const [first] = reading.hidden;
   if (first === undefined) return undefined;
   const expansion = reading.hidden.find((entry) => entry.expansion === true);

@@ -279,6 +279,7 @@ function describeCall(tool: string, input: unknown, ctx: PermissionContext, list
     ? ctx.additionalDirectories.filter((directory) => typeof directory === 'string' && directory.startsWith('/'))
     : [];
   const scope: ReadOnlyContext = { workspace, additionalDirectories: added };
+  if (ctx.engine !== undefined) scope.engine = ctx.engine;
   if (ctx.homeDir !== undefined) scope.homeDir = ctx.homeDir;
   const call: Call = {
     tool,
@@ -301,7 +302,7 @@ function describeCall(tool: string, input: unknown, ctx: PermissionContext, list
         call.invalid = 'the input has no command string';
         return call;
       }
-      call.bash = analyzeBashCommand(command);
+      call.bash = analyzeBashCommand(command, ctx.engine);
       call.readRules = [...lists.deny, ...lists.ask].filter(
         (entry) => entry.rule !== undefined && ruleAppliesTo(entry.rule, 'Read'),
       );
@@ -524,7 +525,7 @@ function allowBash(call: Call, entries: Entry[]): AllowResult {
     };
   }
   const parts: Array<{ sub: ShellSubCommand; rule?: string; readOnly: boolean }> = split.commands.map((sub) => {
-    const rule = commandRules.find((candidate) => allowRuleMatchesSubCommand(candidate, sub));
+    const rule = commandRules.find((candidate) => allowRuleMatchesSubCommand(candidate, sub, call.scope.engine));
     return { sub, rule: rule?.text, readOnly: rule === undefined && readOnlyUnderRules(sub.text, call).readOnly };
   });
   const uncovered = parts.find((part) => part.rule === undefined && !part.readOnly);
@@ -534,7 +535,7 @@ function allowBash(call: Call, entries: Entry[]): AllowResult {
       note: `the program ${quote(program?.raw ?? uncovered.sub.text)} is only known when the command runs, and permission rules never approve such a command automatically`,
     };
   }
-  const hidden = uncovered === undefined ? undefined : hiddenCodeIn(uncovered.sub);
+  const hidden = uncovered === undefined ? undefined : hiddenCodeIn(uncovered.sub, call.scope.engine);
   if (hidden !== undefined) {
     return {
       note: `${hidden.why}, and permission rules never approve code bash may run from text automatically`,

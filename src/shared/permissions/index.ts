@@ -4,6 +4,7 @@
  * deterministic workflow can call. No Node built-ins, no clock, no randomness.
  */
 export {
+  PERMISSION_ENGINE,
   PERMISSION_MODES,
   type ParsedRule,
   type PathPattern,

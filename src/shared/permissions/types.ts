@@ -27,6 +27,23 @@ export interface PermissionContext {
    * paths.
    */
   additionalDirectories?: string[];
+  /**
+   * The generation of the engine's Bash reading the job decides with (see
+   * {@link PERMISSION_ENGINE}); absent means the newest. A job records its generation when it
+   * starts and keeps it, so a replay decides every call as it was decided the first time.
+   */
+  engine?: number;
+}
+
+/**
+ * The newest generation of the engine's Bash reading. 2: git's configuration (aliases, -c settings
+ * naming programs, GIT_* variables), sourced files, and what git prints from history count.
+ */
+export const PERMISSION_ENGINE = 2;
+
+/** Whether a job deciding with `engine` reads Bash as generation `since` and later do. */
+export function engineAtLeast(engine: number | undefined, since: number): boolean {
+  return (engine ?? PERMISSION_ENGINE) >= since;
 }
 
 export type PermissionDecision =
