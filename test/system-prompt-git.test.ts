@@ -84,6 +84,22 @@ describe('system prompt: git branch and status', () => {
     expect(await gitLines(dir)).toBe('Git branch: (detached HEAD)\nGit status:\n(clean)');
   });
 
+  test("core.worktree in the repository's config does not put another folder's file names in the prompt", async () => {
+    // Issue 25: a repository naming a hidden folder as its work tree listed the files in it.
+    const hidden = tempDir('hidden');
+    fs.writeFileSync(path.join(hidden, 'id_ed25519-of-someone-else'), 'key\n');
+    const dir = repo('main');
+    git(dir, ['config', 'core.worktree', hidden]);
+    const store = new FileContentStore(tempDir('store'));
+    const { ref } = await buildSystemPrompt(
+      { store, clock: () => new Date('2026-12-01T00:00:00Z'), toolEnv },
+      { workspace: dir, model: 'claude-sonnet-5-5' },
+    );
+    const prompt = await store.get<string>(ref);
+    expect(prompt).not.toContain('id_ed25519-of-someone-else');
+    expect(prompt).toContain("Git: this repository's config sets core.worktree, so its status is not shown");
+  });
+
   test.each([
     ['## main', 'main'],
     ['## main...origin/main [ahead 1, behind 2]', 'main'],

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { ApplicationFailure } from '@temporalio/common';
 import type { BuildSystemPromptInput, BuildSystemPromptResult } from '../shared/activity-types';
-import { gitOverrideEnv, repositoryFilterOverrides } from './sandbox/git-hardening';
+import { filterOverridesFor, gitOverrideEnv, repositoryConfigNames } from './sandbox/git-hardening';
 import type { ContentStore } from './store/content-store';
 import { defaultBashEnv } from './tools/bash-env';
 import { openWorkspaceFile } from './tools/workspace-open';
@@ -70,7 +70,13 @@ async function gitContext(workspace: string, toolEnv: NodeJS.ProcessEnv): Promis
     const baseEnv = { ...toolEnv, GIT_OPTIONAL_LOCKS: '0' };
     // Throws when the config cannot be read: then no git runs at all (fail closed), rather than
     // a status with the repository's filters in force.
-    const filters = await repositoryFilterOverrides(workspace, { ...baseEnv, ...gitOverrideEnv() });
+    const names = await repositoryConfigNames(workspace, { ...baseEnv, ...gitOverrideEnv() });
+    // core.worktree may name any folder (a hidden one, the home folder): its file names are not
+    // the workspace's, and the prompt goes to the API.
+    if (names.has('core.worktree')) {
+      return "Git: this repository's config sets core.worktree, so its status is not shown";
+    }
+    const filters = filterOverridesFor(names);
     const options = { cwd: workspace, timeout: 10_000, env: { ...baseEnv, ...gitOverrideEnv(filters) } };
     // One git for branch and status: each start is a fork (of the worker's small helper, see
     // `runCommand`, or of the worker itself when the helper cannot run).

@@ -87,16 +87,34 @@ export async function repositoryFilterOverrides(
   workspace: string,
   env: NodeJS.ProcessEnv,
 ): Promise<Array<[string, string]>> {
+  return filterOverridesFor(await repositoryConfigNames(workspace, env));
+}
+
+/**
+ * The names the repository's own config sets (local and worktree scopes, includes followed), as
+ * git prints them (section and name in lower case). Reading config runs nothing; throws when the
+ * config cannot be read.
+ */
+export async function repositoryConfigNames(workspace: string, env: NodeJS.ProcessEnv): Promise<Set<string>> {
   const { stdout } = await runCommand('git', ['config', '--list', '--name-only', '--show-scope', '--includes'], {
     cwd: workspace,
     env,
     timeout: 10_000,
   });
-  const drivers = new Set<string>();
+  const names = new Set<string>();
   for (const line of stdout.split('\n')) {
     const [scope, key] = line.split('\t');
-    const driver = key === undefined ? undefined : DRIVER_KEY.exec(key)?.[1];
-    if ((scope === 'local' || scope === 'worktree') && driver !== undefined) drivers.add(driver);
+    if ((scope === 'local' || scope === 'worktree') && key !== undefined) names.add(key);
+  }
+  return names;
+}
+
+/** `-c` pairs that switch off the filter drivers among `names` (see {@link repositoryFilterOverrides}). */
+export function filterOverridesFor(names: ReadonlySet<string>): Array<[string, string]> {
+  const drivers = new Set<string>();
+  for (const key of names) {
+    const driver = DRIVER_KEY.exec(key)?.[1];
+    if (driver !== undefined) drivers.add(driver);
   }
   return [...drivers].flatMap((driver): Array<[string, string]> => [
     [`filter.${driver}.clean`, ''],
