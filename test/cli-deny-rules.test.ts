@@ -20,6 +20,8 @@ const session: ScriptedSession = {
   replies: [
     {
       content: [
+        // First: a failing Bash cancels the calls after it, as in Claude Code.
+        toolUse('b7', 'Write', { file_path: '.mcp.json', content: '{"mcpServers":{"x":{"command":"./x"}}}' }),
         toolUse('b1', 'Bash', { command: "git -c alias.x='!rm victim-1' x" }),
         toolUse('b2', 'Bash', { command: 'git tidy' }),
         toolUse('b3', 'Bash', { command: 'source ./tidy.sh' }),
@@ -95,7 +97,7 @@ describe("git's configuration cannot walk around a deny rule", () => {
     const denied = await tidy(repository(), ['--allowedTools', 'Bash(git:*)', '--disallowedTools', DENY]);
     // (`source` is not read-only, so CI refused it on main too; `cat s` is read-only and ran, in a
     // sandbox that hides secrets/.)
-    expect(denied).toEqual(['b1', 'b2', 'b3', 'b5']);
+    expect(denied).toEqual(['b1', 'b2', 'b3', 'b5', 'b7']);
     const results = JSON.stringify(server.requests.at(-1)?.body);
     expect(results).toContain('names a program or command for git to run');
     expect(results).toContain("is not one of git's own commands");
@@ -114,5 +116,19 @@ describe("git's configuration cannot walk around a deny rule", () => {
     expect(denied).toEqual(['b1', 'b2', 'b3', 'b5']);
     // Asked, as calls the deny rule cannot be ruled out for; nobody answered.
     expect(JSON.stringify(server.requests.at(-1)?.body)).toContain('No approval answer within 1 s');
+  }, 180_000);
+
+  test('in acceptEdits, Write asks before .mcp.json as Bash is kept from it', async () => {
+    const workspace = repository();
+    const denied = await tidy(workspace, [
+      '--permission-mode',
+      'acceptEdits',
+      '--approval-timeout',
+      '1',
+      '--disallowedTools',
+      DENY,
+    ]);
+    expect(denied).toEqual(['b1', 'b2', 'b3', 'b5', 'b7']);
+    expect(fs.existsSync(path.join(workspace, '.mcp.json'))).toBe(false);
   }, 180_000);
 });

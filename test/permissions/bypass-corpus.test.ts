@@ -551,6 +551,17 @@ describe('a job keeps the engine generation it started with', () => {
     expect(decideWith(2)).toBe(second);
   });
 
+  it('in acceptEdits, generation 1 wrote .mcp.json without asking; generation 2 asks', () => {
+    const decideWith = (engine: number) =>
+      decidePermission(
+        'Write',
+        { file_path: '.mcp.json', content: '{}' },
+        { mode: 'acceptEdits', rules: { allow: [], ask: [], deny: [] }, workspace: '/ws', engine },
+      ).behavior;
+    expect(decideWith(1)).toBe('allow');
+    expect(decideWith(2)).toBe('ask');
+  });
+
   it('in bypassPermissions, generation 1 ran a sourced file; generation 2 asks', () => {
     const decideWith = (engine: number) =>
       decidePermission(

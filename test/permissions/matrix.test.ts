@@ -215,6 +215,15 @@ const ROWS: Row[] = [
   row('acceptEdits', NONE, 'Write', write('.claude/settings.json'), 'ask'),
   row('acceptEdits', NONE, 'Write', write('.claude/commands/x.md'), 'allow'),
   row('acceptEdits', { allow: ['Edit(.claude/**)'] }, 'Write', write('.claude/settings.json'), 'allow'),
+  // Issue 25: the names the sandbox keeps read-only for Bash, the same for the file tools.
+  row('acceptEdits', NONE, 'Write', write('.mcp.json'), 'ask', { reason: '.mcp.json is a protected file' }),
+  row('acceptEdits', NONE, 'Write', write('.gitmodules'), 'ask'),
+  row('acceptEdits', NONE, 'Write', write('/ws/.bashrc'), 'ask'),
+  row('acceptEdits', NONE, 'Write', write('.durable-agent/journal/x.json'), 'ask', {
+    reason: 'protected directory .durable-agent/',
+  }),
+  row('acceptEdits', NONE, 'Write', write('docs/.mcp.json'), 'allow'),
+  row('acceptEdits', { allow: ['Edit(.mcp.json)'] }, 'Write', write('.mcp.json'), 'allow'),
   row('default', SRC_EDITS, 'Write', write('src/new/file.ts'), 'allow', { rule: 'Edit(src/**)' }),
   row('default', SRC_EDITS, 'Edit', file('src/../package.json'), 'ask'),
   row('default', SRC_EDITS, 'MultiEdit', { file_path: 'lib/x.ts', edits: [] }, 'ask'),

@@ -91,30 +91,13 @@ export const SSH_HOST_KEY_DIR = '/etc/ssh';
 export const SSH_HOST_KEY = /^ssh_host_.*_key$/;
 
 /**
- * Workspace entries kept read-only, whole, inside the sandbox, as Claude Code's sandbox does: each
- * makes something run later, outside the sandbox, when a person or a tool opens the repository
- * (editor tasks, shell start-up files, MCP servers, agent settings with their hooks, commands,
- * agents and skills, including this job's own sandbox settings). `.durable-agent` holds the tool
- * journal the worker trusts on retries. A missing one gets an empty placeholder folder for the
- * length of the command, so it cannot be created either. A path the job lists in
+ * Workspace entries kept read-only, whole, inside the sandbox, as Claude Code's sandbox does (the
+ * list and why: `shared/protected-names.ts`). A missing one gets an empty placeholder folder for
+ * the length of the command, so it cannot be created either. A path the job lists in
  * `filesystem.allowWrite` exactly is writable after all. The git directory has rules of its own
  * (`GIT_DIR_PROTECTED_ENTRIES`).
  */
-export const WORKSPACE_PROTECTED_PATHS: readonly string[] = [
-  '.gitconfig',
-  '.gitmodules',
-  '.bashrc',
-  '.bash_profile',
-  '.zshrc',
-  '.zprofile',
-  '.profile',
-  '.ripgreprc',
-  '.mcp.json',
-  '.vscode',
-  '.idea',
-  '.claude',
-  '.durable-agent',
-];
+export { WORKSPACE_PROTECTED_PATHS } from '../../shared/protected-names';
 
 /** What a missing protected path is replaced with while a command runs. */
 export type Placeholder = { type: 'directory' } | { type: 'file'; content: string };

@@ -100,6 +100,8 @@ import type {
   PermissionRules,
   RuleList,
 } from './types';
+import { engineAtLeast } from './types';
+import { WORKSPACE_PROTECTED_PATHS } from '../protected-names';
 
 /**
  * Directories whose files are never edited automatically by acceptEdits (Claude Code: "writes to
@@ -606,7 +608,7 @@ function modeDefault(call: Call, mode: PermissionMode, note: string | undefined)
             modeClause: `mode acceptEdits only accepts edits inside the workspace${call.roots.length > 1 ? ' and its added directories' : ''}`,
           };
         }
-        const protectedDir = protectedDirectory(path, root as string);
+        const protectedDir = protectedDirectory(path, root as string, call.scope.engine, call.workspace);
         if (protectedDir === undefined) {
           return {
             behavior: 'allow',
@@ -615,9 +617,12 @@ function modeDefault(call: Call, mode: PermissionMode, note: string | undefined)
         }
         return {
           behavior: 'ask',
-          reason: `${displayPath(call)} is in the protected directory ${protectedDir} and no rule in permissions.allow covers it`,
-          modeClause:
-            'mode acceptEdits never edits protected directories (.git, .claude, .vscode, .idea) without approval',
+          reason: protectedDir.endsWith('/')
+            ? `${displayPath(call)} is in the protected directory ${protectedDir} and no rule in permissions.allow covers it`
+            : `${displayPath(call)} is a protected file (it can make something run when the repository is opened) and no rule in permissions.allow covers it`,
+          modeClause: engineAtLeast(call.scope.engine, 2)
+            ? 'mode acceptEdits never edits protected paths (.git, .claude, .vscode, .idea anywhere; .mcp.json, .gitmodules, .durable-agent and the shell start-up files at the workspace root) without approval'
+            : 'mode acceptEdits never edits protected directories (.git, .claude, .vscode, .idea) without approval',
         };
       }
       return {
@@ -643,8 +648,24 @@ function modeDefault(call: Call, mode: PermissionMode, note: string | undefined)
   }
 }
 
-function protectedDirectory(path: string, workspace: string): string | undefined {
-  const segments = relativeSegments(path, workspace);
+function protectedDirectory(
+  path: string,
+  root: string,
+  engine: number | undefined,
+  workspace: string,
+): string | undefined {
+  const segments = relativeSegments(path, root);
+  // Generation 2: the names the sandbox keeps read-only at the workspace root, for every tool.
+  const first = segments[0];
+  if (
+    engineAtLeast(engine, 2) &&
+    root === workspace &&
+    first !== undefined &&
+    WORKSPACE_PROTECTED_PATHS.includes(first)
+  ) {
+    const exempt = first === '.claude' && CLAUDE_EXEMPT.has(segments[1] as string) && segments.length > 2;
+    if (!exempt) return segments.length > 1 ? `${first}/` : first;
+  }
   for (let i = 0; i < segments.length; i++) {
     const segment = segments[i] as string;
     if (!PROTECTED_DIRECTORIES.has(segment)) continue;

@@ -36,8 +36,9 @@ export interface PermissionContext {
 }
 
 /**
- * The newest generation of the engine's Bash reading. 2: git's configuration (aliases, -c settings
- * naming programs, GIT_* variables), sourced files, and what git prints from history count.
+ * The newest generation of the engine. 2: git's configuration (aliases, -c settings naming
+ * programs, GIT_* variables), sourced files and what git prints from history count for Bash, and
+ * acceptEdits asks before the file tools change the names the sandbox protects.
  */
 export const PERMISSION_ENGINE = 2;
 
