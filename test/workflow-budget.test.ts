@@ -74,6 +74,30 @@ describe('workflow: cost and budget', () => {
     });
   });
 
+  test("a workspace settings file pricing the model at nothing does not turn the user's budget off", async () => {
+    // Issue 25: outside CI, a repository's modelPrices of 0 made --max-budget-usd meaningless.
+    const free = { [MODEL]: { input: 0, output: 0, cacheWrite: 0, cacheRead: 0 } };
+    const workspaceFiles = { ...files, '.claude/settings.json': JSON.stringify({ modelPrices: free }) };
+    // The built-in price: $2 per million input tokens, so each call costs $0.20.
+    const input = { maxBudgetUsd: 0.5 };
+    await withJob('free-prices', { session: reading(8), input, files: workspaceFiles }, async ({ server, handle }) => {
+      const terminal = (await handle.result()) as Terminal;
+      expect(terminal.reason).toBe('budget_exhausted');
+      expect(server.requests).toHaveLength(3);
+      const snapshot: SessionSnapshot = await handle.query(snapshotQuery, 0);
+      expect(snapshot.events).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({
+            kind: 'notice',
+            text: expect.stringMatching(
+              /^setting ignored: modelPrices in .*\.claude\/settings\.json \(a workspace file never changes prices or budgets\)$/,
+            ),
+          }),
+        ]),
+      );
+    });
+  });
+
   test('a budget the job stays within changes nothing; a retried call is counted once, with its retry', async () => {
     const session: ScriptedSession = {
       ...reading(2),
@@ -146,14 +170,16 @@ describe('workflow: cost and budget', () => {
     });
   });
 
-  test('prices in a settings file are used', async () => {
+  test("a workspace settings file's prices are not used: the job pays what the user's prices say", async () => {
+    // (Before issue 25 this file's $20 applied; the user's settings and the job's own prices still do.)
     const settings = JSON.stringify({
       modelPrices: { [MODEL]: { input: 20, output: 0, cacheWrite: 0, cacheRead: 0 } },
     });
     const job = { session: reading(1), files: { ...files, '.claude/settings.json': settings } };
     await withJob('settings-prices', job, async ({ handle }) => {
       const terminal = (await handle.result()) as Terminal;
-      expect(terminal.totalCostUsd).toBeCloseTo(4, 10);
+      // Two calls of 100,000 input tokens at the built-in $2 per million.
+      expect(terminal.totalCostUsd).toBeCloseTo(0.4, 3);
     });
   });
 });

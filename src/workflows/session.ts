@@ -23,6 +23,9 @@ import type { ModelPricesEntry } from '../shared/pricing';
  */
 export const PERMISSION_ENGINE_PATCH = 'permission-engine-2';
 
+/** Jobs started before it took model prices from workspace settings outside CI. */
+const USER_PRICES_PATCH = 'prices-from-user-settings';
+
 export const DEFAULT_STOP_HOOK_TIMEOUT_SEC = 600;
 
 function withStopHookTimeout<T extends { config: HooksConfig }>(resolved: T, timeoutSec: number): T {
@@ -175,15 +178,18 @@ export async function prepareSession(
       const limitLayers = layers.filter(
         (layer) => layer.source === 'user' || input.permissions?.restrictWorkspace !== true,
       );
-      // Nor make a budget meaningless by pricing the job's model at nothing.
+      // Nor make a budget meaningless by pricing the job's model at nothing: since this patch, in no
+      // mode does a workspace file change prices (the user's settings and the job's own still do).
+      const workspacePrices = layers.some((layer) => layer.source !== 'user' && layer.modelPrices);
+      const priceLayers =
+        workspacePrices && patched(USER_PRICES_PATCH) ? layers.filter((layer) => layer.source === 'user') : limitLayers;
       for (const layer of layers) {
         for (const key of ['modelLimits', 'modelPrices'] as const) {
-          if (layer[key] && !limitLayers.includes(layer)) {
-            control.record({
-              turn: 1,
-              kind: 'notice',
-              text: `setting ignored: ${key} in ${layer.file} (workspace settings in CI)`,
-            });
+          if (layer[key] && !(key === 'modelPrices' ? priceLayers : limitLayers).includes(layer)) {
+            const why = limitLayers.includes(layer)
+              ? 'a workspace file never changes prices or budgets'
+              : 'workspace settings in CI';
+            control.record({ turn: 1, kind: 'notice', text: `setting ignored: ${key} in ${layer.file} (${why})` });
           }
         }
       }
@@ -193,7 +199,7 @@ export async function prepareSession(
       ];
       modelPrices = [
         ...(input.modelPrices ?? []),
-        ...[...limitLayers].reverse().flatMap((layer) => layer.modelPrices ?? []),
+        ...[...priceLayers].reverse().flatMap((layer) => layer.modelPrices ?? []),
       ];
       // Only jobs that have hooks take the new path, so every older history replays as it was.
       if (hasHooks(hooks.config) && patched('hooks')) hooksConfig = hooks.config;
