@@ -62,9 +62,11 @@ describe('the sandbox', () => {
     );
     expect(result.content).toContain('ws-ok');
     expect(result.content).toContain('tmp-ok');
-    for (const target of [`${fixture.outside}/x`, `${fixture.home}/x`, '/etc/x', `${fixture.home}/.gitconfig`]) {
+    for (const target of [`${fixture.outside}/x`, '/etc/x', `${fixture.home}/.gitconfig`]) {
       expect(result.content).toContain(`touch: cannot touch '${target}': Read-only file system`);
     }
+    // The home itself is hidden: an empty folder nothing can be made in.
+    expect(result.content).toContain(`touch: cannot touch '${fixture.home}/x': Permission denied`);
     expect(result.content).toContain('(Sandbox: commands may write only inside the workspace and $TMPDIR.');
     expect(fs.existsSync(path.join(fixture.workspace, 'ws-file'))).toBe(true);
     expect(fs.existsSync(path.join(fixture.outside, 'x'))).toBe(false);

@@ -138,6 +138,7 @@ export class SandboxEngine {
       homeDir: this.homeDir,
       workerPrivatePaths: this.workerPrivatePaths,
       alwaysVisible: shim ? [shim] : [],
+      ...(request.env.PATH ? { commandPath: request.env.PATH } : {}),
       policy,
       network,
     };

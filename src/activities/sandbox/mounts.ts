@@ -2,7 +2,14 @@ import { lstat, readdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { JobSandbox } from '../../shared/sandbox';
 import { KIND_ORDER, type Mount } from './bwrap-args';
-import { HOME_CREDENTIAL_PLACES, SSH_HOST_KEY, SSH_HOST_KEY_DIR, SYSTEM_CREDENTIAL_PLACES } from './defaults';
+import {
+  HOME_BROAD_PLACES,
+  HOME_CREDENTIAL_PLACES,
+  HOME_SHOWN_PLACES,
+  SSH_HOST_KEY,
+  SSH_HOST_KEY_DIR,
+  SYSTEM_CREDENTIAL_PLACES,
+} from './defaults';
 import type { ProtectedPath } from './protected-paths';
 
 /** What the mount plan of one call is made from. */
@@ -17,6 +24,8 @@ export interface MountInputs {
   workerPrivatePaths: readonly string[];
   /** Shown even if a hidden place holds it, or it lies under the host's /tmp (the git shim). */
   alwaysVisible: readonly string[];
+  /** The command's `PATH`: its folders under the home are shown in the hidden home. */
+  commandPath?: string;
   policy: JobSandbox;
   network: 'none' | 'host';
 }
@@ -110,6 +119,7 @@ export async function resolveTrustedMounts(inputs: MountInputs): Promise<Mount[]
   }
 
   const hidden = [
+    homeDir,
     ...HOME_CREDENTIAL_PLACES.map((relative) => path.join(homeDir, relative)),
     ...SYSTEM_CREDENTIAL_PLACES,
     ...(await sshHostKeys()),
@@ -122,6 +132,14 @@ export async function resolveTrustedMounts(inputs: MountInputs): Promise<Mount[]
     if (found) mounts.push({ kind: 'hide', path: found.real, directory: found.directory });
   }
 
+  // The home's shown places never cover a writable place (a workspace under the home, a cache in
+  // `allowWrite`): a read-only bind on the same path would win over the writable one.
+  for (const target of homeShownPlaces(homeDir, inputs.commandPath)) {
+    const found = await existing(target);
+    if (!found || writableRoots.some((root) => isUnder(found.real, root))) continue;
+    if (await throughWritableLink(target, writableRoots)) continue;
+    mounts.push({ kind: 'show', path: found.real });
+  }
   const shown = [
     ...fromSettings(fs.allowRead),
     ...inputs.alwaysVisible,
@@ -141,6 +159,19 @@ export async function resolveTrustedMounts(inputs: MountInputs): Promise<Mount[]
       (mount) => mount.kind === 'write' || keepUnderTmp.has(mount.path) || !invisibleUnderTmp(mount.path, mounts),
     ),
   );
+}
+
+/** What of the hidden home the sandbox shows: see `HOME_SHOWN_PLACES`. */
+export function homeShownPlaces(homeDir: string, commandPath: string | undefined): string[] {
+  const places = HOME_SHOWN_PLACES.map((relative) => path.join(homeDir, relative));
+  for (const entry of (commandPath ?? '').split(':')) {
+    if (!path.isAbsolute(entry)) continue;
+    const relative = path.relative(homeDir, path.resolve(entry));
+    if (relative === '' || relative.startsWith('..') || path.isAbsolute(relative)) continue;
+    const top = relative.split(path.sep)[0] as string;
+    places.push(HOME_BROAD_PLACES.has(top) ? path.join(homeDir, relative) : path.join(homeDir, top));
+  }
+  return places;
 }
 
 /**
