@@ -2,10 +2,11 @@ import { execFileSync, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import { freePort, isListening } from '../../src/client/free-port';
+import { isListening } from '../../src/client/free-port';
 
 const root = path.join(__dirname, '..', '..');
 // As the store itself does: the SDK's notice about its Node 20 support is noise in test output.
@@ -52,6 +53,18 @@ export function weedBinary(): string {
  * telemetry. Resolves once the gateway answers and `bucket` exists.
  */
 export async function startS3Server(options: { bucket?: string; startTimeoutMs?: number } = {}): Promise<S3Server> {
+  // Another process may still bind one of the ports between picking and weed's listen: try again
+  // on fresh ports then, a few times.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startS3ServerOnce(options);
+    } catch (error) {
+      if (attempt >= 3 || !/address already in use/.test((error as Error).message)) throw error;
+    }
+  }
+}
+
+async function startS3ServerOnce(options: { bucket?: string; startTimeoutMs?: number }): Promise<S3Server> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'durable-agent-s3-'));
   const accessKeyId = `test${randomBytes(6).toString('hex')}`;
   const secretAccessKey = randomBytes(18).toString('hex');
@@ -208,9 +221,24 @@ async function untilReady(
   );
 }
 
-/** `count` free loopback ports, all different. */
+/**
+ * `count` free loopback ports, all different, below the kernel's ephemeral range (32768 and up on
+ * Linux): a port from that range, free when picked, can be taken as the source port of an outgoing
+ * connection (weed's own, to its master) before weed binds it. CI failed once that way.
+ */
 async function distinctFreePorts(count: number): Promise<number[]> {
   const ports = new Set<number>();
-  while (ports.size < count) ports.add(await freePort());
+  while (ports.size < count) {
+    const port = 15_000 + Math.floor(Math.random() * 17_000);
+    if (!ports.has(port) && (await canListen(port))) ports.add(port);
+  }
   return [...ports];
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
 }
