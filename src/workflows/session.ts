@@ -118,7 +118,8 @@ export async function prepareSession(
       session: {
         ...base,
         systemPromptRef: input.resume.systemPromptRef,
-        permissions: input.resume.permissions,
+        // A run carried over from before engine generations decided with the first one.
+        permissions: input.resume.permissions && { engine: 1, ...input.resume.permissions },
         sandbox: input.resume.sandbox,
         hooksConfig: input.resume.hooks,
         modelLimits: input.resume.modelLimits ?? base.modelLimits,

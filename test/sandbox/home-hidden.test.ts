@@ -65,11 +65,51 @@ describe('the home folder in the sandbox', () => {
   });
 });
 
+describe('what the hidden home never does', () => {
+  it('a PATH entry in a credential place does not show it', async () => {
+    fs.mkdirSync(path.join(fixture.home, '.docker', 'bin'), { recursive: true });
+    fs.writeFileSync(path.join(fixture.home, '.docker', 'config.json'), '{"auths":{"x":"HOME-SECRET"}}\n');
+    const ctx = sandboxContext(fixture, fixtureEngine(fixture));
+    const env = { ...ctx.env, PATH: `${path.join(fixture.home, '.docker', 'bin')}:${ctx.env?.PATH ?? ''}` };
+    const result = await executeTool('Bash', { command: 'cat ~/.docker/config.json' }, { ...ctx, env });
+    expect(result.content).not.toContain('HOME-SECRET');
+  });
+
+  it("a user's denyRead of a place it would show wins", async () => {
+    const ctx = sandboxContext(fixture, fixtureEngine(fixture), {
+      enabled: true,
+      source: 'test',
+      filesystem: { denyRead: ['~/.cache'] },
+    });
+    const result = await executeTool('Bash', { command: 'cat ~/.cache/pip/wheel.txt' }, ctx);
+    expect(result.content).not.toContain('cached wheel');
+  });
+
+  it('a workspace that is the home stays visible and writable; credentials stay hidden', async () => {
+    const ctx = sandboxContext(fixture, fixtureEngine(fixture), undefined, { workspace: fixture.home });
+    const result = await executeTool(
+      'Bash',
+      { command: 'touch made-here && echo made; cat .terraformrc; cat .ssh/id_ed25519' },
+      ctx,
+    );
+    expect(result.content).toContain('made');
+    expect(result.content).toContain('HOME-SECRET .terraformrc');
+    expect(result.content).not.toMatch(/PRIVATE KEY|SECRET-/);
+    expect(fs.existsSync(path.join(fixture.home, 'made-here'))).toBe(true);
+  });
+});
+
 describe('homeShownPlaces', () => {
   it('shows the top folder of a PATH entry under the home, or only the entry in a broad one', () => {
-    const places = homeShownPlaces('/home/u', '/home/u/.nvm/versions/node/v24/bin:/home/u/.local/bin:/usr/bin:bin');
-    expect(places).toEqual(expect.arrayContaining(['/home/u/.nvm', '/home/u/.local/bin', '/home/u/.gitconfig']));
+    const places = homeShownPlaces(
+      '/home/u',
+      '/home/u/.nvm/versions/node/v24/bin:/home/u/.local/bin:/home/u/.docker/bin:/usr/bin:bin',
+    );
+    expect(places).toEqual(
+      expect.arrayContaining(['/home/u/.nvm', '/home/u/.local/bin', '/home/u/.docker/bin', '/home/u/.gitconfig']),
+    );
     expect(places).not.toContain('/home/u/.local');
+    expect(places).not.toContain('/home/u/.docker');
     expect(places).not.toContain('/usr/bin');
     expect(places.some((place) => !place.startsWith('/home/u/'))).toBe(false);
   });

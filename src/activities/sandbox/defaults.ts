@@ -96,8 +96,22 @@ export const HOME_SHOWN_PLACES: readonly string[] = [
   '.npm',
 ];
 
-/** Top folders of the home too broad to show whole for a `PATH` entry in them: only the entry is shown. */
-export const HOME_BROAD_PLACES: ReadonlySet<string> = new Set(['.local', '.config', '.cache']);
+/**
+ * Top folders of the home shown whole for a `PATH` entry in them (a toolchain needs more than its
+ * `bin`); for any other entry only the entry itself is shown (`~/.docker/bin`, not `~/.docker`).
+ */
+export const HOME_TOOLCHAIN_ROOTS: ReadonlySet<string> = new Set([
+  '.cargo',
+  '.rustup',
+  '.pyenv',
+  '.nvm',
+  '.volta',
+  '.bun',
+  '.deno',
+  '.sdkman',
+  '.asdf',
+  'go',
+]);
 
 /**
  * Absolute paths hidden in every sandbox. `/run` holds the sockets of system services (the

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { JobSandbox } from '../../shared/sandbox';
 import { KIND_ORDER, type Mount } from './bwrap-args';
 import {
-  HOME_BROAD_PLACES,
+  HOME_TOOLCHAIN_ROOTS,
   HOME_CREDENTIAL_PLACES,
   HOME_SHOWN_PLACES,
   SSH_HOST_KEY,
@@ -118,8 +118,12 @@ export async function resolveTrustedMounts(inputs: MountInputs): Promise<Mount[]
     writableRoots.push(found.real);
   }
 
+  const homeReal = (await existing(homeDir))?.real ?? homeDir;
+  // A workspace (or an allowWrite place) that is the home or holds it: the user gave the job the
+  // home, so it is not hidden as a whole (its credential places still are).
+  const homeWritable = writableRoots.some((root) => isUnder(homeReal, root));
   const hidden = [
-    homeDir,
+    ...(homeWritable ? [] : [homeDir]),
     ...HOME_CREDENTIAL_PLACES.map((relative) => path.join(homeDir, relative)),
     ...SYSTEM_CREDENTIAL_PLACES,
     ...(await sshHostKeys()),
@@ -128,15 +132,21 @@ export async function resolveTrustedMounts(inputs: MountInputs): Promise<Mount[]
     path.dirname(tempDir),
     ...fromSettings(fs.denyRead),
   ];
+  const hiddenReal: string[] = [];
   for (const found of await Promise.all(hidden.map(existing))) {
-    if (found) mounts.push({ kind: 'hide', path: found.real, directory: found.directory });
+    if (!found) continue;
+    mounts.push({ kind: 'hide', path: found.real, directory: found.directory });
+    if (found.real !== homeReal) hiddenReal.push(found.real);
   }
 
   // The home's shown places never cover a writable place (a workspace under the home, a cache in
-  // `allowWrite`): a read-only bind on the same path would win over the writable one.
-  for (const target of homeShownPlaces(homeDir, inputs.commandPath)) {
+  // `allowWrite`): a read-only bind on the same path would win over the writable one. Nor are
+  // they, or anything they sit in, hidden by name (a credential place, a `denyRead`): a show on
+  // the same path would win over the hide.
+  for (const target of homeWritable ? [] : homeShownPlaces(homeDir, inputs.commandPath)) {
     const found = await existing(target);
     if (!found || writableRoots.some((root) => isUnder(found.real, root))) continue;
+    if (hiddenReal.some((place) => isUnder(found.real, place))) continue;
     if (await throughWritableLink(target, writableRoots)) continue;
     mounts.push({ kind: 'show', path: found.real });
   }
@@ -169,7 +179,8 @@ export function homeShownPlaces(homeDir: string, commandPath: string | undefined
     const relative = path.relative(homeDir, path.resolve(entry));
     if (relative === '' || relative.startsWith('..') || path.isAbsolute(relative)) continue;
     const top = relative.split(path.sep)[0] as string;
-    places.push(HOME_BROAD_PLACES.has(top) ? path.join(homeDir, relative) : path.join(homeDir, top));
+    // A known toolchain's whole folder (pyenv's shims need its versions); else only the entry.
+    places.push(HOME_TOOLCHAIN_ROOTS.has(top) ? path.join(homeDir, top) : path.join(homeDir, relative));
   }
   return places;
 }

@@ -82,6 +82,9 @@ export function hookConditionMatches(rule: string, toolName: string, call: HookT
       rules: { allow: [], ask: [], deny: [rule] },
       workspace: call.workspace,
       ...(call.homeDir !== undefined ? { homeDir: call.homeDir } : {}),
+      // Pinned: which hooks run is a workflow decision, so a newer reading must not change it on
+      // replay. (A later generation here needs the job's own, as the tool gate has.)
+      engine: 1,
     });
     return decision.rule !== undefined;
   } catch {

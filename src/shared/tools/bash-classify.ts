@@ -21,7 +21,9 @@ export type { ReadOnlyContext } from '../permissions/bash-read-only';
  * parallelism, never a side effect run twice.
  */
 export function isReadOnlyBashCommand(command: string, context?: ReadOnlyContext): boolean {
-  return classifyReadOnlyBash(command, context).readOnly;
+  // The scheduler's classification is a workflow decision: pinned to the first generation of the
+  // reading unless the caller names one, so a newer reading never changes it on replay.
+  return classifyReadOnlyBash(command, { engine: 1, ...context }).readOnly;
 }
 
 // ---------------------------------------------------------------------------------------------
