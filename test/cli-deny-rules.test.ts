@@ -13,7 +13,14 @@ import { textReply, toolUse } from './support/jobs';
 import { runCli as cli } from './support/cli';
 
 const KEY = 'sk-the-key-a-read-deny-rule-protects';
-const DENY = 'Bash(rm:*),Read(./secrets/**)';
+/**
+ * A key outside the workspace, as a deploy key or a cloud credential would be; not under /tmp,
+ * which the sandbox replaces with the job's own.
+ */
+const keyHome = fs.mkdtempSync('/var/tmp/durable-agent-keys-');
+afterAll(() => fs.rmSync(keyHome, { recursive: true, force: true }));
+fs.writeFileSync(path.join(keyHome, 'deploy.key'), `${KEY}\n`);
+const DENY = `Bash(rm:*),Read(./secrets/**),Read(/${keyHome}/**)`;
 
 const session: ScriptedSession = {
   name: 'cli-git-config',
@@ -65,7 +72,7 @@ describe("git's configuration cannot walk around a deny rule", () => {
       'tidy.sh': 'rm victim-3\n',
       'secrets/key': `${KEY}\n`,
     });
-    fs.symlinkSync('secrets/key', path.join(workspace, 's'));
+    fs.symlinkSync(path.join(keyHome, 'deploy.key'), path.join(workspace, 's'));
     const git = (...args: string[]) =>
       execFileSync('git', args, { cwd: workspace, env: { ...process.env, HOME: home } });
     git('init', '-q');

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { readDenyHiddenPaths } from '../../src/activities/sandbox/read-deny-mounts';
@@ -5,50 +6,67 @@ import { executeTool } from '../../src/activities/tools/index';
 import { fixtureEngine, makeSandboxFixture, sandboxContext, type SandboxFixture } from './support';
 
 /**
- * Issue 25, finding 5: with `Read(./secrets/**)` denied, `cat s` where `s` is a link into
- * `secrets/` was read-only to the rules (they see the name `s`) and printed the key. The sandbox
- * now hides what the job's Read deny rules name outright, under every name that leads there.
+ * Issue 25, finding 5: with a Read deny rule, `cat s` where `s` is a link to the denied place was
+ * read-only to the rules (they see the name `s`) and printed the key. The sandbox now hides the
+ * places outside the workspace that the job's Read deny rules name outright, under every name.
  */
 let fixture: SandboxFixture;
 const KEY = 'sk-secret-key-for-the-read-deny-test';
+let secrets: string;
 
 beforeEach(() => {
   fixture = makeSandboxFixture();
-  fs.mkdirSync(path.join(fixture.workspace, 'secrets'));
-  fs.writeFileSync(path.join(fixture.workspace, 'secrets', 'key'), `${KEY}\n`);
+  secrets = path.join(fixture.outside, 'secrets');
+  fs.mkdirSync(secrets);
+  fs.writeFileSync(path.join(secrets, 'key'), `${KEY}\n`);
   fs.writeFileSync(path.join(fixture.workspace, 'notes.txt'), 'plain notes\n');
-  fs.symlinkSync('secrets/key', path.join(fixture.workspace, 's'));
-  fs.symlinkSync('secrets', path.join(fixture.workspace, 'd'));
+  fs.symlinkSync(path.join(secrets, 'key'), path.join(fixture.workspace, 's'));
+  fs.symlinkSync(secrets, path.join(fixture.workspace, 'd'));
 });
 afterEach(() => fixture.cleanup());
 
-const READS = 'cat s; cat d/key; cat secrets/key; ls secrets; cat notes.txt';
-
-describe("the sandbox hides what a job's Read deny rules name", () => {
-  it('no name reaches a denied folder; the rest of the workspace reads as before', async () => {
-    const ctx = sandboxContext(fixture, fixtureEngine(fixture), undefined, { readDenyRules: ['Read(./secrets/**)'] });
-    const result = await executeTool('Bash', { command: READS }, ctx);
+describe("the sandbox hides the places a job's Read deny rules name", () => {
+  it('no name reaches a denied folder; the workspace reads as before', async () => {
+    const ctx = sandboxContext(fixture, fixtureEngine(fixture), undefined, {
+      readDenyRules: [`Read(/${secrets}/**)`],
+    });
+    const result = await executeTool('Bash', { command: `cat s; cat d/key; cat ${secrets}/key; cat notes.txt` }, ctx);
     expect(result.content).not.toContain(KEY);
     expect(result.content).toContain('plain notes');
-    // The files are still there for the job's own later, permitted work.
-    expect(fs.readFileSync(path.join(fixture.workspace, 'secrets', 'key'), 'utf8')).toBe(`${KEY}\n`);
+    expect(fs.readFileSync(path.join(secrets, 'key'), 'utf8')).toBe(`${KEY}\n`);
   });
 
   it('a rule naming one file hides that file', async () => {
-    const ctx = sandboxContext(fixture, fixtureEngine(fixture), undefined, { readDenyRules: ['Read(secrets/key)'] });
+    const ctx = sandboxContext(fixture, fixtureEngine(fixture), undefined, {
+      readDenyRules: [`Read(/${secrets}/key)`],
+    });
     const result = await executeTool('Bash', { command: 'cat s; cat d/key' }, ctx);
     expect(result.content).not.toContain(KEY);
   });
 
   it('without the rule the set-up is a real one: the link leads to the key', async () => {
-    const ctx = sandboxContext(fixture, fixtureEngine(fixture));
-    const result = await executeTool('Bash', { command: 'cat s' }, ctx);
+    const result = await executeTool('Bash', { command: 'cat s' }, sandboxContext(fixture, fixtureEngine(fixture)));
     expect(result.content).toContain(KEY);
+  });
+
+  it('a place inside the workspace is left to the rules: git must not see its files deleted', async () => {
+    fs.mkdirSync(path.join(fixture.workspace, 'config'));
+    fs.writeFileSync(path.join(fixture.workspace, 'config', 'prod.env'), 'TOKEN=x\n');
+    const git = (...args: string[]) =>
+      execFileSync('git', args, { cwd: fixture.workspace, env: { ...process.env, HOME: fixture.home } });
+    git('init', '-q');
+    git('add', 'config/prod.env');
+    git('commit', '-q', '-m', 'config');
+    const ctx = sandboxContext(fixture, fixtureEngine(fixture), undefined, {
+      readDenyRules: ['Read(./config/**)'],
+    });
+    const result = await executeTool('Bash', { command: 'git status --short config' }, ctx);
+    expect(result.content).not.toContain('D config/prod.env');
   });
 });
 
 describe('readDenyHiddenPaths', () => {
-  it('takes the places a rule names outright, and leaves wildcards to the rules', () => {
+  it('takes the places outside the workspace a rule names outright; wildcards are left to the rules', () => {
     expect(
       readDenyHiddenPaths(
         [
@@ -61,12 +79,12 @@ describe('readDenyHiddenPaths', () => {
           'Read(**/*.pem)',
           'Read(./certs/*.key)',
           'Read',
-          'Edit(./secrets/**)',
+          'Edit(//etc/other.key)',
           'Bash(rm:*)',
         ],
         '/ws/app',
         '/home/u',
       ),
-    ).toEqual(['/ws/app/secrets', '/ws/app/config/prod.env', '/etc/app.key', '/home/u/.aws', '/ws/shared/keys']);
+    ).toEqual(['/etc/app.key', '/home/u/.aws', '/ws/shared/keys']);
   });
 });
