@@ -170,6 +170,8 @@ const READ_RULES: Row[] = [
   row('git show HEAD:src/app.ts', { deny: ['Read(./secrets/**)'] }, NOT_READ_ONLY), // a rev may be a tree: any file
   row('git log --oneline -n 5', { deny: ['Read(./secrets/**)'] }, READ_ONLY),
   row('git log --stat', { deny: ['Read(./secrets/**)'] }, READ_ONLY),
+  row('git log --binary', { deny: ['Read(./secrets/**)'] }, NOT_READ_ONLY),
+  row('git status -vv', { deny: ['Read(./secrets/**)'] }, NOT_READ_ONLY),
   row('cat README.md', { ask: ['Read(./README.md)'] }, CANNOT_RULE_OUT),
 ];
 
@@ -465,6 +467,21 @@ const GIT_CONFIG: Row[] = [
   row('DURABLE_AGENT_GIT_NO_REPO_FILTERS= git status', GIT_RULES, CANNOT_RULE_OUT),
   row('unset DURABLE_AGENT_GIT_STRICT; git fetch', GIT_RULES, CANNOT_RULE_OUT),
   row('/usr/bin/git fetch', GIT_RULES, CANNOT_RULE_OUT, 'runs git by its path'),
+  // From the review: options of git's own commands that run a command line, settings written for
+  // later, global options that take a value, the home git reads its config from.
+  row("git rebase -x 'rm victim' HEAD~1", GIT_RULES, CANNOT_RULE_OUT, 'runs a command no rule sees'),
+  row("git rebase --exec='rm victim' HEAD~1", GIT_RULES, CANNOT_RULE_OUT),
+  row("git submodule foreach 'rm victim'", GIT_RULES, CANNOT_RULE_OUT),
+  row('git bisect run rm victim', GIT_RULES, CANNOT_RULE_OUT),
+  row("git fetch --upload-pack='rm victim' origin", GIT_RULES, CANNOT_RULE_OUT),
+  row("git difftool -x 'rm victim'", GIT_RULES, CANNOT_RULE_OUT),
+  row("git config core.sshCommand 'rm victim'", GIT_RULES, CANNOT_RULE_OUT, 'sets what git runs later'),
+  row('git config set alias.p push', GIT_RULES, CANNOT_RULE_OUT),
+  row('git config --get core.editor', GIT_RULES, ALLOWED_BY_RULE),
+  row('git config user.name bot', GIT_RULES, ALLOWED_BY_RULE),
+  row("git -c interactive.diffFilter='rm victim' add -p", GIT_RULES, CANNOT_RULE_OUT),
+  row('git --attr-source status push origin', GIT_RULES, DENIED),
+  row('HOME=/tmp/h git fetch', GIT_RULES, CANNOT_RULE_OUT),
   // The ordinary work still goes through: git's own commands, harmless settings.
   row('git fetch origin', GIT_RULES, ALLOWED_BY_RULE),
   row('git -c user.name=bot commit -m fix', GIT_RULES, ALLOWED_BY_RULE),

@@ -139,6 +139,8 @@ function fromInput(word: ShellWord, placeholder: string): ShellWord {
   return { ...word, literal: false, expansions: [...word.expansions, 'substitution'] };
 }
 /** git's global options that take the next word as their value. */
+/** More of them, read from generation 2 on. */
+const GIT_GLOBAL_WITH_VALUE_2 = new Set(['--attr-source', '--shallow-file', '--super-prefix', '--list-cmds']);
 const GIT_GLOBAL_WITH_VALUE = new Set(['-C', '-c', '--git-dir', '--work-tree', '--namespace', '--config-env']);
 
 type Stdin =
@@ -587,7 +589,9 @@ class InvocationReader {
       const word = words[i] as ShellWord;
       if (!word.literal || !word.value.startsWith('-') || word.value === '--') break;
       // (Generation 1 took the word after --exec-path as its value; git reads only --exec-path=DIR.)
-      const withValue = GIT_GLOBAL_WITH_VALUE.has(word.value) || (!this.gitAware && word.value === '--exec-path');
+      const withValue =
+        GIT_GLOBAL_WITH_VALUE.has(word.value) ||
+        (this.gitAware ? GIT_GLOBAL_WITH_VALUE_2.has(word.value) : word.value === '--exec-path');
       i += withValue ? 2 : 1;
     }
     if (this.gitAware) for (const why of gitDangers(words, i)) this.own.push({ why });

@@ -457,11 +457,13 @@ function checkGit(args: ShellWord[], scope: PathScope): Refusal | undefined {
 
 /** `git log` options that make it print changes, not only commits. */
 const GIT_LOG_PATCH =
-  /^(?:-[a-zA-Z]*[pu][a-zA-Z]*|-U\d*|-L.*|-c|--cc|--dd|--patch.*|--unified.*|--word-diff.*|--color-words.*|--full-diff|--remerge-diff|--diff-merges.*)$/;
+  /^(?:-[a-zA-Z]*[pu][a-zA-Z]*|-U\d*|-L.*|-c|--cc|--dd|--patch.*|--unified.*|--word-diff.*|--color-words.*|--full-diff|--remerge-diff|--diff-merges.*|--binary)$/;
 
 /** Whether git prints file contents from the repository (`diff`, `show`, `log -p`), not only names. */
 function printsContent(sub: string, args: ShellWord[]): boolean {
   if (sub === 'diff' || sub === 'show') return true;
+  // `git status -v` shows the staged changes, `-vv` the unstaged ones too.
+  if (sub === 'status') return args.some((arg) => /^(?:-v+|--verbose)$/.test(arg.value));
   if (sub !== 'log') return false;
   const end = args.findIndex((arg) => arg.value === '--');
   return (end < 0 ? args : args.slice(0, end)).some((arg) => GIT_LOG_PATCH.test(arg.value));

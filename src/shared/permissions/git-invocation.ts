@@ -64,6 +64,10 @@ const PROGRAM_KEY = new RegExp(
       'web\\.browser',
       'sendemail\\..*',
       'include(?:if\\..+)?\\.path',
+      'interactive\\.difffilter',
+      'trailer\\..+\\.(?:command|cmd)',
+      'imap\\.tunnel',
+      'submodule\\..+\\.update',
     ].join('|') +
     ')$',
   'is',
@@ -74,7 +78,7 @@ const PROGRAM_KEY = new RegExp(
  * `DURABLE_AGENT_GIT_*` are the worker's settings for the git shim.
  */
 export const GIT_PROGRAM_VARIABLE =
-  /^(?:GIT_(?:SSH|SSH_COMMAND|EDITOR|SEQUENCE_EDITOR|PAGER|EXTERNAL_DIFF|ASKPASS|PROXY_COMMAND|EXEC_PATH|ALLOW_PROTOCOL|CONFIG|CONFIG_PARAMETERS|CONFIG_COUNT|CONFIG_KEY_\d+|CONFIG_VALUE_\d+|CONFIG_GLOBAL|CONFIG_SYSTEM|CONFIG_NOSYSTEM|TEMPLATE_DIR)|SSH_ASKPASS|EDITOR|VISUAL|DURABLE_AGENT_GIT_.*)$/s;
+  /^(?:HOME|XDG_CONFIG_HOME|GIT_(?:SSH|SSH_COMMAND|EDITOR|SEQUENCE_EDITOR|PAGER|EXTERNAL_DIFF|ASKPASS|PROXY_COMMAND|EXEC_PATH|ALLOW_PROTOCOL|CONFIG|CONFIG_PARAMETERS|CONFIG_COUNT|CONFIG_KEY_\d+|CONFIG_VALUE_\d+|CONFIG_GLOBAL|CONFIG_SYSTEM|CONFIG_NOSYSTEM|TEMPLATE_DIR)|SSH_ASKPASS|EDITOR|VISUAL|DURABLE_AGENT_GIT_.*)$/s;
 
 /** A word of a git command line as {@link gitDangers} needs it. */
 export interface GitWord {
@@ -114,9 +118,50 @@ export function gitDangers(words: readonly GitWord[], subcommandAt: number): str
       dangers.push(
         `${JSON.stringify(sub.raw)} is not one of git's own commands: an alias (from -c or the repository's config) or a git-${sub.value} program may run anything`,
       );
+    } else {
+      dangers.push(...subcommandDangers(sub.value, words.slice(subcommandAt + 1)));
     }
   }
   return dangers;
+}
+
+/** Options of git's own commands that run a command line, and `git config` writing a program. */
+const RUNS_COMMANDS: Readonly<Record<string, RegExp>> = {
+  rebase: /^(?:-x.*|--exec(?:=.*)?)$/,
+  difftool: /^(?:-x.*|--extcmd(?:=.*)?)$/,
+  fetch: /^--upload-pack(?:=.*)?$/,
+  pull: /^--upload-pack(?:=.*)?$/,
+  clone: /^(?:-u.*|--upload-pack(?:=.*)?)$/,
+  'ls-remote': /^--upload-pack(?:=.*)?$/,
+  push: /^--(?:receive-pack|exec)(?:=.*)?$/,
+  archive: /^--exec(?:=.*)?$/,
+};
+
+/** `git config` options that only read. */
+const CONFIG_READS =
+  /^(?:--get(?:-all|-regexp|-urlmatch|-color|-colorbool)?|--list|-l|--show-origin|--show-scope|--name-only)$/;
+
+function subcommandDangers(sub: string, args: readonly GitWord[]): string[] {
+  const runs = RUNS_COMMANDS[sub];
+  const option =
+    runs === undefined ? undefined : args.find((arg) => (arg.value === '--' ? false : runs.test(arg.value)));
+  if (option !== undefined) return [`git ${sub} ${JSON.stringify(option.raw)} runs a command no rule sees`];
+  if (
+    (sub === 'submodule' && args.some((arg) => arg.value === 'foreach')) ||
+    (sub === 'bisect' && args[0]?.value === 'run')
+  ) {
+    return [`git ${sub} ${args[0]?.value === 'run' ? 'run' : 'foreach'} runs a command no rule sees`];
+  }
+  if (sub === 'config' && !args.some((arg) => CONFIG_READS.test(arg.value))) {
+    const words = args.filter((arg) => !arg.value.startsWith('-'));
+    // `git config set KEY VALUE` (git 2.46's form) as well as `git config KEY VALUE`.
+    const key = ['set', 'unset'].includes(words[0]?.value ?? '') ? words[1] : words[0];
+    if (['get', 'list', 'edit'].includes(words[0]?.value ?? '')) return [];
+    if (key !== undefined && (!key.literal || PROGRAM_KEY.test(key.value))) {
+      return [`git config ${JSON.stringify(key.raw)} sets what git runs later`];
+    }
+  }
+  return [];
 }
 
 function settingDanger(setting: GitWord): string[] {
