@@ -147,9 +147,9 @@ describe('durable-agent CLI on the embedded default', () => {
     const noFile = await cli(['send', 'cli-job', '--file', path.join(workspace, 'nope.md')], env);
     expect(noFile.stderr).toContain(`Cannot read the message from ${path.join(workspace, 'nope.md')} (ENOENT)`);
     const hugeFile = path.join(tempDir('notes'), 'huge.md');
-    fs.writeFileSync(hugeFile, 'z'.repeat(1_000_001));
+    fs.writeFileSync(hugeFile, 'z'.repeat(400_001));
     const huge = await cli(['send', 'cli-job', '--file', hugeFile], env);
-    expect(huge.stderr).toContain('The message is 1,000,001 characters; at most 1,000,000 can be sent');
+    expect(huge.stderr).toContain('The message is 400,001 characters; at most 400,000 can be sent');
     for (const result of [chain, blank, own, noMessage, noFile, huge]) {
       expect(result.code).toBe(1);
       expect(result.stderr).not.toMatch(/\n\s+at /);

@@ -230,14 +230,17 @@ describe('signal payloads are validated in the workflow', () => {
       { session, input: { permissions: { mode: 'default' } } },
       async ({ handle, server, storeDir }) => {
         await waitForSnapshot(handle, (s) => s.pendingApprovals.length === 1, 'the Write to park');
-        const text = `Long notes\n${'- keep the old API working\n'.repeat(20_000)}the end`;
+        const text = `Long notes\n${'- keep the old API working\n'.repeat(12_000)}the end`;
         const stored: StoredUserMessage = { kind: 'user-message', text };
         const ref = await new FileContentStore(storeDir).put(stored);
         await handle.signal(userMessageSignal, { $contentRef: ref, chars: text.length, preview: text.slice(0, 200) });
         const missing = `sha256:${'0'.repeat(64)}`;
         await handle.signal(userMessageSignal, { $contentRef: missing, chars: 10, preview: 'gone' });
+        // A sender that understates the length (to slip past the inbox's bounds) loses the message.
+        const understated = await new FileContentStore(storeDir).put({ kind: 'user-message', text: 'twelve chars' });
+        await handle.signal(userMessageSignal, { $contentRef: understated, chars: 5, preview: 'twelv' });
         await handle.signal(userMessageSignal, 'and a short one');
-        const queued = await waitForSnapshot(handle, (s) => s.queuedUserMessages === 3, 'the three messages queued');
+        const queued = await waitForSnapshot(handle, (s) => s.queuedUserMessages === 4, 'the four messages queued');
         // prune keeps what the queue refers to.
         expect(await handle.query(storeRootsQuery)).toEqual(expect.arrayContaining([ref, missing]));
         await handle.signal(approvalSignal, { decision: 'allow' });
@@ -253,6 +256,10 @@ describe('signal payloads are validated in the workflow', () => {
             type: 'text',
             text: `[durable-agent: the user sent a message by reference (${missing}), but the store holds no message under it, so it is lost]`,
           },
+          {
+            type: 'text',
+            text: `[durable-agent: the user sent a message by reference (${understated}) said to be 5 characters long, but the stored text is 12, so it was dropped]`,
+          },
           // (The last block carries the prompt-cache breakpoint.)
           expect.objectContaining({ type: 'text', text: 'and a short one' }),
         ]);
@@ -260,12 +267,12 @@ describe('signal payloads are validated in the workflow', () => {
         const history = payloadTexts(await handle.fetchHistory());
         expect(history).toContain(ref);
         expect(history).not.toContain('keep the old API working\n- keep the old API working');
-        expect(queued.queuedUserMessages).toBe(3);
+        expect(queued.queuedUserMessages).toBe(4);
         const final = await snapshot(handle);
         expect(notices(final)).toEqual(
           expect.arrayContaining([
             expect.stringMatching(
-              /^user: "Long notes\\n- keep the old API[^"]*"… \(540,018 characters, by reference\)$/,
+              /^user: "Long notes\\n- keep the old API[^"]*"… \(324,018 characters, by reference\)$/,
             ),
           ]),
         );

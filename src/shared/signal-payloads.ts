@@ -53,14 +53,17 @@ export interface StoredUserMessage {
 
 /** Longest message sent inline; a longer one is refused with a pointer to `send --file`. */
 export const INLINE_MESSAGE_CHARS = 32_768;
-/** Longest message by reference (`send --file` refuses longer ones before storing anything). */
-export const MESSAGE_REF_CHARS = 1_000_000;
+/**
+ * Longest message by reference (`send --file` refuses longer ones before storing anything):
+ * about 100,000 tokens, so one message still fits the model's context with the conversation.
+ */
+export const MESSAGE_REF_CHARS = 400_000;
 /** Most messages a job queues between two turns. */
 export const INBOX_MESSAGES = 100;
 /** Most characters of inline messages a job queues between two turns (the next model call carries them). */
 export const INBOX_INLINE_CHARS = 262_144;
 /** Most characters of messages by reference a job queues between two turns. */
-export const INBOX_REF_CHARS = 2_000_000;
+export const INBOX_REF_CHARS = 400_000;
 
 /** `userMessage text` or a {@link MessageRef}: what jobs started since inbox bounds accept. */
 export const queuedMessagePayload: z.ZodType<QueuedMessage> = lazySchema(() =>

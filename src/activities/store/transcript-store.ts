@@ -1,5 +1,4 @@
 import type { Message, ToolResultBlock, UserContentBlock } from '../../shared/messages';
-import { MESSAGE_REF_CHARS } from '../../shared/signal-payloads';
 import type { StoredUserMessage } from '../../shared/signal-payloads';
 import type { ContentRef, PendingUserMessage, TextRef, ToolResultRef, TranscriptRef } from '../../shared/transcript';
 import { ContentNotFoundError } from './content-store';
@@ -98,8 +97,11 @@ export class TranscriptStore {
     if (stored?.kind !== 'user-message' || typeof stored.text !== 'string') {
       return `[durable-agent: the user sent a message by reference (${block.ref}), but the store holds no message under it, so it is lost]`;
     }
-    return stored.text.length > MESSAGE_REF_CHARS
-      ? `${stored.text.slice(0, MESSAGE_REF_CHARS)}\n[durable-agent: the message was cut at ${MESSAGE_REF_CHARS} characters]`
-      : stored.text;
+    // The inbox's bounds counted the length the sender gave: a text of another length is not the
+    // message they describe.
+    if (stored.text.length !== block.chars) {
+      return `[durable-agent: the user sent a message by reference (${block.ref}) said to be ${block.chars} characters long, but the stored text is ${stored.text.length}, so it was dropped]`;
+    }
+    return stored.text;
   }
 }
