@@ -4,7 +4,8 @@
  * hooks, commands, agents and skills (including this job's own sandbox settings), git's own
  * config. `.durable-agent` holds the tool journal the worker trusts on retries. The same names for
  * every tool: the sandbox keeps them read-only for Bash, and acceptEdits asks before Edit or Write
- * changes them. Pure: the workflow bundle imports it.
+ * changes them (except `.claude/commands`, `agents` and `skills`, which acceptEdits edits as
+ * Claude Code does, and the sandbox still keeps from Bash). Pure: the workflow bundle imports it.
  */
 export const WORKSPACE_PROTECTED_PATHS: readonly string[] = [
   '.gitconfig',

@@ -172,6 +172,8 @@ const READ_RULES: Row[] = [
   row('git log --stat', { deny: ['Read(./secrets/**)'] }, READ_ONLY),
   row('git log --binary', { deny: ['Read(./secrets/**)'] }, NOT_READ_ONLY),
   row('git status -vv', { deny: ['Read(./secrets/**)'] }, NOT_READ_ONLY),
+  row('git cat-file -p HEAD:secrets/key', { deny: ['Read(./secrets/**)'], allow: ['Bash(git:*)'] }, DENIED),
+  row('git archive HEAD -- secrets', { deny: ['Read(./secrets/**)'], allow: ['Bash(git:*)'] }, DENIED),
   row('cat README.md', { ask: ['Read(./README.md)'] }, CANNOT_RULE_OUT),
 ];
 
@@ -482,6 +484,9 @@ const GIT_CONFIG: Row[] = [
   row("git -c interactive.diffFilter='rm victim' add -p", GIT_RULES, CANNOT_RULE_OUT),
   row('git --attr-source status push origin', GIT_RULES, DENIED),
   row('HOME=/tmp/h git fetch', GIT_RULES, CANNOT_RULE_OUT),
+  row('env -u GIT_CONFIG_COUNT git status', GIT_RULES, CANNOT_RULE_OUT),
+  row('env -i PATH=/usr/bin git fetch', GIT_RULES, CANNOT_RULE_OUT),
+  row('env -u TERM git fetch', GIT_RULES, NOT_READ_ONLY), // as before: nothing hidden; allow rules match the line as written
   // The ordinary work still goes through: git's own commands, harmless settings.
   row('git fetch origin', GIT_RULES, ALLOWED_BY_RULE),
   row('git -c user.name=bot commit -m fix', GIT_RULES, ALLOWED_BY_RULE),

@@ -369,6 +369,17 @@ class InvocationReader {
     for (const assignment of unwrapped.assignments ?? []) this.readSetting(assignment, depth);
     let words = unwrapped.kind === 'program' ? unwrapped.words : [];
     if (program === 'env') {
+      // `env -i` and `env -u NAME` take away what the worker set: its git settings among them.
+      const unset = options.get('u') ?? options.get('--unset');
+      const clears = options.has('i') || options.has('--ignore-environment');
+      if (
+        this.gitAware &&
+        (clears || (unset !== undefined && (!unset.literal || GIT_PROGRAM_VARIABLE.test(unset.value))))
+      ) {
+        this.own.push({
+          why: `env ${clears ? '-i' : `-u ${JSON.stringify(unset?.raw)}`} takes away settings through which the worker keeps git from running programs`,
+        });
+      }
       const split = options.get('S') ?? options.get('--split-string');
       if (split !== undefined) {
         const pieces = split.literal ? parseShellWords(split.value) : undefined;

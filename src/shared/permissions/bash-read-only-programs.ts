@@ -417,6 +417,10 @@ function checkGit(args: ShellWord[], scope: PathScope): Refusal | undefined {
   // configured programs, so the subcommand must come first.
   const [sub, ...rest] = args;
   if (sub === undefined || !sub.literal || !GIT_READ_ONLY.has(sub.value)) {
+    // Not read-only, but what they print is still a read, for Read deny rules (generation 2).
+    if (sub?.literal === true && GIT_PRINTS_FILES.has(sub.value) && engineAtLeast(scope.engine, 2)) {
+      if (rest.every((arg) => arg.literal)) contentReads(rest, scope);
+    }
     return refuse(sub === undefined ? 'git without a subcommand is not read-only' : `git ${sub.raw} is not read-only`);
   }
   const unknown = rest.find((arg) => !arg.literal);
@@ -454,6 +458,9 @@ function checkGit(args: ShellWord[], scope: PathScope): Refusal | undefined {
   // Generation 2: what git prints from history is a read too.
   return engineAtLeast(scope.engine, 2) && printsContent(sub.value, rest) ? contentReads(rest, scope) : undefined;
 }
+
+/** Subcommands that are not read-only here but print files' contents from the repository. */
+const GIT_PRINTS_FILES = new Set(['cat-file', 'grep', 'archive', 'blame', 'annotate', 'format-patch', 'whatchanged']);
 
 /** `git log` options that make it print changes, not only commits. */
 const GIT_LOG_PATCH =
