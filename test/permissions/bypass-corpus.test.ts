@@ -573,24 +573,13 @@ describe('a job keeps the engine generation it started with', () => {
     expect(decideWith(2)).toBe(second);
   });
 
-  it('in acceptEdits, generation 1 wrote .mcp.json without asking; generation 2 asks', () => {
+  it.each([
+    ['acceptEdits', 'Write', { file_path: '.mcp.json', content: '{}' }, []],
+    ['bypassPermissions', 'Bash', { command: 'source ./cleanup.sh' }, ['Bash(rm:*)']],
+  ] as const)('in %s, generation 1 allowed %s %j; generation 2 asks', (mode, tool, input, deny) => {
     const decideWith = (engine: number) =>
-      decidePermission(
-        'Write',
-        { file_path: '.mcp.json', content: '{}' },
-        { mode: 'acceptEdits', rules: { allow: [], ask: [], deny: [] }, workspace: '/ws', engine },
-      ).behavior;
-    expect(decideWith(1)).toBe('allow');
-    expect(decideWith(2)).toBe('ask');
-  });
-
-  it('in bypassPermissions, generation 1 ran a sourced file; generation 2 asks', () => {
-    const decideWith = (engine: number) =>
-      decidePermission(
-        'Bash',
-        { command: 'source ./cleanup.sh' },
-        { mode: 'bypassPermissions', rules: { allow: [], ask: [], deny: ['Bash(rm:*)'] }, workspace: '/ws', engine },
-      ).behavior;
+      decidePermission(tool, input, { mode, rules: { allow: [], ask: [], deny: [...deny] }, workspace: '/ws', engine })
+        .behavior;
     expect(decideWith(1)).toBe('allow');
     expect(decideWith(2)).toBe('ask');
   });

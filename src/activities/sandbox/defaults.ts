@@ -67,36 +67,6 @@ export const HOME_CREDENTIAL_PLACES: readonly string[] = [
 ];
 
 /**
- * The worker's home folder is hidden as a whole (a list of secret files is never complete:
- * `~/.yarnrc`, `pip.conf`, `~/.terraformrc`, a fish config, `~/.bash_aliases`, ...). These places
- * in it are shown again, read-only, when they exist: toolchains and the caches builds read
- * (anything under them that `HOME_CREDENTIAL_PLACES` names stays hidden), and the user's git
- * config (identity, and filters such as git-lfs's). The folders of the command's `PATH` under the
- * home are shown too, and `allowRead` shows more (`"~"` the whole home, credentials still hidden).
- */
-export const HOME_SHOWN_PLACES: readonly string[] = [
-  '.gitconfig',
-  '.config/git',
-  '.cargo',
-  '.rustup',
-  '.pyenv',
-  '.nvm',
-  '.volta',
-  '.bun',
-  '.deno',
-  '.sdkman',
-  '.asdf',
-  '.local/bin',
-  '.local/lib',
-  'go',
-  '.m2/repository',
-  '.gradle/caches',
-  '.gradle/wrapper',
-  '.cache',
-  '.npm',
-];
-
-/**
  * Top folders of the home shown whole for a `PATH` entry in them (a toolchain needs more than its
  * `bin`); for any other entry only the entry itself is shown (`~/.docker/bin`, not `~/.docker`).
  */
@@ -112,6 +82,27 @@ export const HOME_TOOLCHAIN_ROOTS: ReadonlySet<string> = new Set([
   '.asdf',
   'go',
 ]);
+
+/**
+ * The worker's home folder is hidden as a whole (a list of secret files is never complete:
+ * `~/.yarnrc`, `pip.conf`, `~/.terraformrc`, a fish config, `~/.bash_aliases`, ...). These places
+ * in it are shown again, read-only, when they exist: toolchains and the caches builds read
+ * (anything under them that `HOME_CREDENTIAL_PLACES` names stays hidden), and the user's git
+ * config (identity, and filters such as git-lfs's). The folders of the command's `PATH` under the
+ * home are shown too, and `allowRead` shows more (`"~"` the whole home, credentials still hidden).
+ */
+export const HOME_SHOWN_PLACES: readonly string[] = [
+  '.gitconfig',
+  '.config/git',
+  ...HOME_TOOLCHAIN_ROOTS,
+  '.local/bin',
+  '.local/lib',
+  '.m2/repository',
+  '.gradle/caches',
+  '.gradle/wrapper',
+  '.cache',
+  '.npm',
+];
 
 /**
  * Absolute paths hidden in every sandbox. `/run` holds the sockets of system services (the
