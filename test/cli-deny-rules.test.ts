@@ -2,7 +2,8 @@
  * Issue 25, findings 4, 5 and 7, as a CI job meets them: `Bash(rm:*)` and `Read(./secrets/**)`
  * denied, in a `CI=true` run of the real CLI on the embedded default. On main, git's own
  * configuration (an alias on the command line, or one in the repository's .git/config) and a
- * sourced file ran `rm` all the same, and git's history and a link printed the secret.
+ * sourced file ran `rm` all the same, and git's history and links (one outside the workspace,
+ * one inside it into the denied folder) printed the secret.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -35,6 +36,8 @@ const session: ScriptedSession = {
         toolUse('b4', 'Bash', { command: 'git status --short' }),
         toolUse('b5', 'Bash', { command: 'git show HEAD:secrets/key' }),
         toolUse('b6', 'Bash', { command: 'cat s' }),
+        // A link inside the workspace, into the denied folder: last, as its refusal is an error.
+        toolUse('b8', 'Bash', { command: 'cat t' }),
       ],
     },
     textReply('Done.'),
@@ -73,6 +76,7 @@ describe("git's configuration cannot walk around a deny rule", () => {
       'secrets/key': `${KEY}\n`,
     });
     fs.symlinkSync(path.join(keyHome, 'deploy.key'), path.join(workspace, 's'));
+    fs.symlinkSync('secrets/key', path.join(workspace, 't'));
     const git = (...args: string[]) =>
       execFileSync('git', args, { cwd: workspace, env: { ...process.env, HOME: home } });
     git('init', '-q');
@@ -94,8 +98,9 @@ describe("git's configuration cannot walk around a deny rule", () => {
     // `git status` ran, and the model was told why the others did not.
     const results = JSON.stringify(server.requests[before + 1]?.body);
     expect(results).toContain('?? victim-1');
-    // Neither git's history nor the link gave the secret away.
+    // Neither git's history nor the links gave the secret away.
     expect(results).not.toContain(KEY);
+    expect(results).toContain('reads t, which leads (through a symbolic link) to a place the rule Read(./secrets/**)');
     const result = JSON.parse(run.stdout) as { permission_denials: Array<{ tool_use_id: string }> };
     return result.permission_denials.map((denial) => denial.tool_use_id).sort();
   }

@@ -327,3 +327,68 @@ describe('durable-agent tool', () => {
     expect(read.content).not.toContain('abc');
   });
 });
+
+describe('Bash checks where the files it reads lead', () => {
+  let ws: string;
+  const bash = (command: string, rules: string[] = [SECRETS]) =>
+    new ToolSession(ws, { readDenyRules: rules }).seen('Bash', { command });
+
+  beforeAll(async () => {
+    ws = await tempWorkspace('tools-bash-links-');
+    for (const [file, text] of FILES) {
+      mkdirSync(path.dirname(path.join(ws, file)), { recursive: true });
+      writeFileSync(path.join(ws, file), text);
+    }
+    symlinkSync('secrets', path.join(ws, 'link'));
+    symlinkSync('secrets/key.txt', path.join(ws, 'flink.txt'));
+    symlinkSync('notes.md', path.join(ws, 'notes-link.md'));
+    mkdirSync(path.join(ws, 'docs'));
+    writeFileSync(path.join(ws, 'docs/a.md'), 'KEY in docs\n');
+    symlinkSync('../secrets/key.txt', path.join(ws, 'docs/l'));
+    mkdirSync(path.join(ws, 'tree/sub'), { recursive: true });
+    writeFileSync(path.join(ws, 'tree/sub/b.md'), 'KEY in tree\n');
+    symlinkSync('../../secrets', path.join(ws, 'tree/sub/in'));
+  });
+  afterAll(async () => {
+    await rm(ws, { recursive: true, force: true });
+  });
+
+  it('reads through the links when no rule is in the way (the set-up is real)', async () => {
+    const result = await bash('cat flink.txt docs/*', []);
+    expect(result.content).toContain('abc');
+    expect(result.content).toContain('KEY in docs');
+  });
+
+  it.each([
+    ['a linked file', 'cat flink.txt', 'flink.txt'],
+    ['a file in a linked folder', 'head -n 5 link/key.txt', 'link/key.txt'],
+    ['a glob that takes a link in', 'cat docs/*', 'docs/l'],
+    ['a link behind a substitution', 'echo "$(cat flink.txt)"', 'flink.txt'],
+    ['a link in sh -c', "sh -c 'tail link/nested/deep.txt'", 'link/nested/deep.txt'],
+    ['a linked folder searched', 'grep -r KEY link', 'link'],
+    ['a link grep -R follows', 'grep -R KEY tree', 'tree/sub/in'],
+    ['a link rg -L follows', 'rg -L KEY tree', 'tree/sub/in'],
+  ])('refuses %s, naming the link and the rule', async (_, command, shown) => {
+    const result = await bash(command);
+    expect(result.isError).toBe(true);
+    expect(result.content).toContain(`reads ${shown}, which leads (through a symbolic link)`);
+    expect(result.content).toContain(SECRETS);
+    // The names are the model's own words; no content of a denied file is in the answer.
+    for (const word of ['abc', 'def', 'between', 'deepvalue']) expect(result.content).not.toContain(word);
+  });
+
+  it('lets ordinary reads run, links to allowed files and trees grep -r does not follow into included', async () => {
+    const result = await bash('cat notes-link.md src/app.ts && grep -r KEY tree');
+    expect(result.isError).toBe(false);
+    expect(result.content).toContain('KEY mention');
+    expect(result.content).toContain('tree/sub/b.md:KEY in tree');
+    expectNoSecrets(result.content);
+  });
+
+  it('leaves a file named outright to the workflow, which already decided on it', async () => {
+    // The workflow denies `cat secrets/key.txt` before it reaches the tool; a tree that may hold
+    // a denied file (`grep -r x .`) is the workflow's call too (it asks instead of auto-approving).
+    const result = await bash('grep -r "KEY mention" .');
+    expect(result.content).toContain('notes.md:KEY mention');
+  });
+});

@@ -12,8 +12,10 @@ import {
 import type { PreparedCommand, RefusedCommand } from '../sandbox/engine';
 import { withGitHardening } from '../sandbox/git-hardening';
 import { defaultBashEnv } from './bash-env';
+import { linkedReadRefusal } from './bash-linked-reads';
 import { commandFiles, runCommand, type Finished } from './command-run';
 import { toolError, toolResult } from './fs-errors';
+import { ReadDenyGuard } from './read-deny';
 import type { ToolContext } from './tool-context';
 
 /**
@@ -32,6 +34,8 @@ export async function runBash(input: BashInput, ctx: ToolContext, heartbeatMs = 
   let result: Finished | { spawnError: Error };
   let prepared: PreparedCommand;
   try {
+    const linked = await linkedReadCheck(input.command, ctx);
+    if (linked !== undefined) return toolError(linked);
     const outcome = await prepareCommand(input.command, ctx);
     if ('refused' in outcome) return toolError(outcome.refused);
     prepared = outcome;
@@ -50,6 +54,13 @@ export async function runBash(input: BashInput, ctx: ToolContext, heartbeatMs = 
     timeoutMs,
     prepared.sandboxed && ctx.sandbox ? sandboxHints(result, ctx.sandbox.policy) : [],
   );
+}
+
+/** With Read deny rules in the job: a refusal when the command reads a denied place through a link. */
+async function linkedReadCheck(command: string, ctx: ToolContext): Promise<string | undefined> {
+  if (ctx.readDenyRules.length === 0) return undefined;
+  const guard = await ReadDenyGuard.create(ctx);
+  return guard === undefined ? undefined : linkedReadRefusal(command, ctx.workspace, guard);
 }
 
 function prepareCommand(command: string, ctx: ToolContext): Promise<PreparedCommand | RefusedCommand> {

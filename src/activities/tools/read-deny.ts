@@ -2,6 +2,7 @@ import { realpath } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import * as path from 'node:path';
 import { matchPathPattern, parseRule, type PathPattern } from '../../shared/permissions';
+import { pathPatternMayCover } from '../../shared/permissions/paths';
 import type { ToolContext } from './tool-context';
 import { isInside } from './workspace-path';
 
@@ -71,6 +72,26 @@ export class ReadDenyGuard {
     return undefined;
   }
 
+  /** The rule that forbids reading `absolute` or anything below it, or undefined. */
+  ruleForTree(absolute: string): string | undefined {
+    const direct = this.ruleForPath(absolute);
+    if (direct !== undefined) return direct;
+    const normalised = path.resolve(absolute);
+    for (const spelling of this.spellings(normalised)) {
+      for (const rule of this.rules) {
+        if (rule.pattern && pathPatternMayCover(spelling.path, rule.pattern, spelling.workspace, this.homeDir)) {
+          return rule.text;
+        }
+      }
+    }
+    return undefined;
+  }
+
+  /** A rule to name when a check gives up without finding one. */
+  get firstRule(): string {
+    return this.rules[0]?.text ?? 'a Read deny rule';
+  }
+
   /**
    * The rule that forbids reading a file a listing named (relative to `cwd`): checked as listed
    * and at its real path. A file whose real path cannot be found (gone meanwhile, or a name the
@@ -81,7 +102,7 @@ export class ReadDenyGuard {
     const lexical = this.ruleForPath(absolute);
     if (lexical !== undefined) return lexical;
     const real = await this.realPath(absolute);
-    if (real === undefined) return this.rules[0]?.text ?? 'a Read deny rule';
+    if (real === undefined) return this.firstRule;
     return real === absolute ? undefined : this.ruleForPath(real);
   }
 

@@ -22,9 +22,9 @@ export interface Refusal {
 /** Where paths are checked: the working directories of the command being classified. */
 export interface PathScope {
   /** Check one path argument: a refusal, or undefined when it is inside (and recorded). */
-  path(word: ShellWord, options: { globs: boolean; tree: boolean }): Refusal | undefined;
+  path(word: ShellWord, options: { globs: boolean; tree: boolean; follows?: boolean }): Refusal | undefined;
   /** Record that the command reads its working directory (`ls`, `rg x`, `grep -r x`). */
-  cwd(tree: boolean): void;
+  cwd(tree: boolean, follows?: boolean): void;
   /** The engine generation the job decides with (`PermissionContext.engine`). */
   readonly engine: number | undefined;
 }
@@ -68,6 +68,8 @@ interface ProgramSpec {
   patternFirst?: boolean;
   /** Does the command read whole trees, given the options it was called with? */
   tree?: (options: Set<string>) => boolean;
+  /** Does it follow symbolic links it meets inside those trees (`grep -R`, `rg -L`)? */
+  follows?: (options: Set<string>) => boolean;
   /** With no operand, the program reads the working directory (ls, rg, grep -r). */
   cwdDefault?: (options: Set<string>) => boolean;
 }
@@ -105,6 +107,7 @@ function byOptions(spec: ProgramSpec): Check {
       if (refusal !== undefined) return refusal;
     }
     const tree = spec.tree?.(options) ?? false;
+    const follows = tree && (spec.follows?.(options) ?? false);
     for (const value of pathValues) {
       const refusal = scope.path(value, { globs: false, tree: false });
       if (refusal !== undefined) return refusal;
@@ -116,10 +119,10 @@ function byOptions(spec: ProgramSpec): Check {
       return refuse(`its pattern ${show(operands[0] as ShellWord)} is only known when it runs`);
     }
     for (const path of paths) {
-      const refusal = scope.path(path, { globs: spec.globs, tree });
+      const refusal = scope.path(path, { globs: spec.globs, tree, follows });
       if (refusal !== undefined) return refusal;
     }
-    if (paths.length === 0 && spec.cwdDefault?.(options) === true) scope.cwd(tree);
+    if (paths.length === 0 && spec.cwdDefault?.(options) === true) scope.cwd(tree, follows);
     return undefined;
   };
 }
@@ -210,6 +213,7 @@ const GREP: ProgramSpec = {
   patternFirst: true,
   patternOptions: ['-e', '-f', '--regexp', '--file'],
   tree: recursiveGrep,
+  follows: (options) => options.has('-R') || options.has('--dereference-recursive'),
   cwdDefault: recursiveGrep,
 };
 
@@ -272,6 +276,7 @@ const RG: ProgramSpec = {
   patternFirst: true,
   patternOptions: ['-e', '-f', '--regexp', '--file', '--files', '--type-list'],
   tree: () => true,
+  follows: (options) => options.has('-L') || options.has('--follow'),
   cwdDefault: () => true,
 };
 

@@ -47,6 +47,10 @@ export interface BashRead {
   path: string;
   /** The command reads the whole tree below `path` (`grep -r`, `rg`) or globs in it. */
   tree: boolean;
+  /** For a glob: the whole pattern, absolute, with its escapes (`path` is its literal prefix). */
+  glob?: string;
+  /** The command follows symbolic links it meets below `path` (`grep -R`, `rg -L`). */
+  follows?: boolean;
 }
 
 /** The answer: read-only with what it reads, or not, with why. */
@@ -119,7 +123,7 @@ class Scope implements PathScope {
   }
 
   /** Check one path argument; returns a refusal, or undefined when it is inside. */
-  path(word: ShellWord, options: { globs: boolean; tree: boolean }): Refusal | undefined {
+  path(word: ShellWord, options: { globs: boolean; tree: boolean; follows?: boolean }): Refusal | undefined {
     if (word.value.includes('\0')) return refuse(`${show(word)} contains a NUL character`);
     if (word.value === '-') return undefined; // standard input
     const unknown = word.expansions.find((expansion) => expansion !== 'glob' && expansion !== 'tilde');
@@ -135,14 +139,14 @@ class Scope implements PathScope {
       text = home === '/' ? rest || '/' : home + rest;
     }
     const absolute = text.startsWith('/') ? text : `${this.workspace}/${text}`;
-    if (glob) return this.globPath(word, absolute);
+    if (glob) return this.globPath(word, absolute, options.follows === true);
     const path = normalizePosixPath(absolute);
     if (this.confine && !isInWorkingDirectories(path, this.roots, this.homeDir)) return this.outside(word, path);
-    this.reads.push({ path, tree: options.tree });
+    this.reads.push({ path, tree: options.tree, ...(options.follows === true ? { follows: true } : {}) });
     return undefined;
   }
 
-  private globPath(word: ShellWord, pattern: string): Refusal | undefined {
+  private globPath(word: ShellWord, pattern: string, follows: boolean): Refusal | undefined {
     const segments = pattern.split('/');
     const literal: string[] = [];
     let first = -1;
@@ -168,7 +172,7 @@ class Scope implements PathScope {
       return this.outside(word, prefix);
     }
     // A glob may reach any file below its literal prefix.
-    this.reads.push({ path: prefix, tree: true });
+    this.reads.push({ path: prefix, tree: true, glob: pattern, ...(follows ? { follows: true } : {}) });
     return undefined;
   }
 
@@ -179,8 +183,8 @@ class Scope implements PathScope {
   }
 
   /** Paths a command reads when it names none (`ls`, `grep -r x`, `rg x`): the working directory. */
-  cwd(tree: boolean): void {
-    this.reads.push({ path: this.workspace, tree });
+  cwd(tree: boolean, follows = false): void {
+    this.reads.push({ path: this.workspace, tree, ...(follows ? { follows: true } : {}) });
   }
 }
 
