@@ -2,7 +2,7 @@
  * Issue 25, findings 4, 5 and 7, as a CI job meets them: `Bash(rm:*)` and `Read(./secrets/**)`
  * denied, in a `CI=true` run of the real CLI on the embedded default. On main, git's own
  * configuration (an alias on the command line, or one in the repository's .git/config) and a
- * sourced file ran `rm` all the same, and git's history and links (one outside the workspace,
+ * sourced file ran `rm` all the same, as did a `core.sshCommand` in .git/config on `git fetch`, and git's history and links (one outside the workspace,
  * one inside it into the denied folder) printed the secret.
  */
 import { execFileSync } from 'node:child_process';
@@ -40,6 +40,8 @@ const session: ScriptedSession = {
         toolUse('b8', 'Bash', { command: 'cat t' }),
       ],
     },
+    // A program the repository's own config names (core.sshCommand), on a command the rules allow.
+    { content: [toolUse('b9', 'Bash', { command: 'git fetch origin' })] },
     textReply('Done.'),
   ],
 };
@@ -72,6 +74,7 @@ describe("git's configuration cannot walk around a deny rule", () => {
       'victim-1': 'keep\n',
       'victim-2': 'keep\n',
       'victim-3': 'keep\n',
+      'victim-4': 'keep\n',
       'tidy.sh': 'rm victim-3\n',
       'secrets/key': `${KEY}\n`,
     });
@@ -84,6 +87,8 @@ describe("git's configuration cannot walk around a deny rule", () => {
     git('-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-q', '-m', 'keys');
     // The repository's own config, as a pull request or a batch task's clone could bring it.
     git('config', 'alias.tidy', '!rm victim-2');
+    git('remote', 'add', 'origin', 'ssh://git.example.invalid/repo.git');
+    git('config', 'core.sshCommand', 'rm victim-4');
     return workspace;
   }
 
@@ -92,7 +97,7 @@ describe("git's configuration cannot walk around a deny rule", () => {
     const run = await cli(['run', 'Tidy up', '--cwd', workspace, ...flags, '--output-format', 'json'], env);
     expect(run.stderr).not.toMatch(/\n\s+at /);
     expect(run.code).toBe(0);
-    for (const victim of ['victim-1', 'victim-2', 'victim-3']) {
+    for (const victim of ['victim-1', 'victim-2', 'victim-3', 'victim-4']) {
       expect(fs.readFileSync(path.join(workspace, victim), 'utf8')).toBe('keep\n');
     }
     // `git status` ran, and the model was told why the others did not.
@@ -113,6 +118,7 @@ describe("git's configuration cannot walk around a deny rule", () => {
     const results = JSON.stringify(server.requests.at(-1)?.body);
     expect(results).toContain('names a program or command for git to run');
     expect(results).toContain("is not one of git's own commands");
+    expect(results).toContain("git: not run: this repository's own config sets core.sshcommand");
   }, 180_000);
 
   test('in bypassPermissions the deny rules still hold', async () => {
@@ -126,6 +132,7 @@ describe("git's configuration cannot walk around a deny rule", () => {
       DENY,
     ]);
     expect(denied).toEqual(['b1', 'b2', 'b3', 'b5']);
+    expect(JSON.stringify(server.requests.at(-1)?.body)).toContain("this repository's own config sets core.sshcommand");
     // Asked, as calls the deny rule cannot be ruled out for; nobody answered.
     expect(JSON.stringify(server.requests.at(-1)?.body)).toContain('No approval answer within 1 s');
   }, 180_000);
@@ -140,7 +147,7 @@ describe("git's configuration cannot walk around a deny rule", () => {
       '--disallowedTools',
       DENY,
     ]);
-    expect(denied).toEqual(['b1', 'b2', 'b3', 'b5', 'b7']);
+    expect(denied).toEqual(['b1', 'b2', 'b3', 'b5', 'b7', 'b9']);
     expect(fs.existsSync(path.join(workspace, '.mcp.json'))).toBe(false);
   }, 180_000);
 });

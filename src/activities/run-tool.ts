@@ -124,6 +124,7 @@ async function runToolOnce(
       },
       readState: input.readState ?? {},
       readDenyRules: input.readDenyRules ?? [],
+      ...(input.gitGuard === true ? { gitGuard: true } : {}),
       dataHome: await workspaceHome(deps.dataDir, input.workspace),
       ...(onStart ? { beforeFileChange: (fileChange) => journal.write({ ...onStart, fileChange }) } : {}),
       ...(onStart?.command === null ? { command: commandHooks(journal, onStart, () => sandboxed ?? false) } : {}),

@@ -9,7 +9,7 @@ import { dataHome } from './config';
 import { defaultBashEnv, executeTool } from '../activities/tools';
 import type { ReadFileStates } from '../shared/file-state';
 import type { ToolResultBlock } from '../shared/messages';
-import { decidePermission } from '../shared/permissions';
+import { decidePermission, isBashRuleText } from '../shared/permissions';
 import type { PermissionMode } from '../shared/permissions';
 import { fileStateKeysFor } from '../shared/tools';
 import type { Output } from './render';
@@ -100,6 +100,7 @@ export async function runToolCommand(
       readState,
       // As in a job: the tools re-check Read deny rules on real paths and on what a search finds.
       readDenyRules: context.rules.deny.filter((rule) => rule.trim().startsWith('Read(')),
+      gitGuard: [...context.rules.deny, ...context.rules.ask].some(isBashRuleText),
     });
     const block: ToolResultBlock = {
       type: 'tool_result',

@@ -156,6 +156,8 @@ export interface RunToolInput {
    * re-checks what it really touches (a symlink's target, each file a Grep or Glob finds).
    */
   readDenyRules?: string[];
+  /** The job has a Bash deny or ask rule: git refuses the programs a repository's own config names. */
+  gitGuard?: boolean;
   /**
    * The job's sandbox policy for Bash. Absent (a job started before sandboxing existed): the
    * sandbox is required, with the default policy.

@@ -2,7 +2,7 @@ import { ActivityFailure, condition, isCancellation } from '@temporalio/workflow
 import type { RunToolInput, ToolRunResult } from '../shared/activity-types';
 import type { ReadFileStates } from '../shared/file-state';
 import type { ToolUseBlock } from '../shared/messages';
-import { decidePermission, suggestAllowRule } from '../shared/permissions';
+import { decidePermission, isBashRuleText, suggestAllowRule } from '../shared/permissions';
 import type { PermissionContext } from '../shared/permissions';
 import type { ApprovalAnswer, PendingApproval, SessionPermissions } from '../shared/session';
 import type { JobSandbox } from '../shared/sandbox';
@@ -106,12 +106,14 @@ export async function gateAndRun(toolUse: ToolUseBlock, ctx: GateContext): Promi
   let result: ToolRunResult;
   try {
     const readDenyRules = permissions?.rules.deny.filter((rule) => rule.startsWith('Read('));
+    const gitGuard = [...(permissions?.rules.deny ?? []), ...(permissions?.rules.ask ?? [])].some(isBashRuleText);
     result = await ctx.runTool({
       sessionKey: ctx.sessionKey,
       workspace: ctx.workspace,
       toolUse,
       readState,
       ...(readDenyRules?.length ? { readDenyRules } : {}),
+      ...(gitGuard ? { gitGuard } : {}),
       ...(ctx.sandbox ? { sandbox: ctx.sandbox } : {}),
     });
   } catch (error) {

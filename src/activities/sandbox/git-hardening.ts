@@ -58,6 +58,12 @@ export function gitShimDir(): string | undefined {
 export const NO_REPOSITORY_FILTERS_ENV = 'DURABLE_AGENT_GIT_NO_REPO_FILTERS';
 
 /**
+ * Set by the worker when the job has a Bash deny or ask rule: the shim then refuses to run git in
+ * a repository whose own config names a program for git to run (see `git-shim/git`).
+ */
+export const GIT_GUARD_ENV = 'DURABLE_AGENT_GIT_GUARD';
+
+/**
  * `env` with the git shim first on PATH and the git overrides set. `shim` is the shim's folder
  * (default `gitShimDir()`); `sandboxed` says whether the command runs in the sandbox.
  */

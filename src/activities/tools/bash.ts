@@ -10,7 +10,7 @@ import {
   type BashInput,
 } from '../../shared/tools/bash';
 import type { PreparedCommand, RefusedCommand } from '../sandbox/engine';
-import { withGitHardening } from '../sandbox/git-hardening';
+import { GIT_GUARD_ENV, withGitHardening } from '../sandbox/git-hardening';
 import { defaultBashEnv } from './bash-env';
 import { linkedReadRefusal } from './bash-linked-reads';
 import { commandFiles, runCommand, type Finished } from './command-run';
@@ -64,7 +64,7 @@ async function linkedReadCheck(command: string, ctx: ToolContext): Promise<strin
 }
 
 function prepareCommand(command: string, ctx: ToolContext): Promise<PreparedCommand | RefusedCommand> {
-  const env = ctx.env ?? defaultBashEnv();
+  const env = { ...(ctx.env ?? defaultBashEnv()), ...(ctx.gitGuard === true ? { [GIT_GUARD_ENV]: '1' } : {}) };
   if (!ctx.sandbox) {
     return Promise.resolve({
       file: 'bash',

@@ -70,6 +70,11 @@ export interface ToolContext {
    */
   readDenyRules: string[];
   /**
+   * The job has a Bash deny or ask rule: git (through the worker's shim) refuses to run in a
+   * repository whose own config names a program for it to run, which such a rule cannot see.
+   */
+  gitGuard?: boolean;
+  /**
    * The data directory's folder for this workspace (`workspaceHome`): large results are saved
    * there as well as in the workspace, so a read-only or wiped workspace loses none. Absent (the
    * one-shot `durable-agent tool` call, tests of one tool), results are saved in the workspace only.

@@ -20,8 +20,15 @@ export { suggestAllowRule } from './suggest';
 export { isInsideDirectory, matchPathPattern, normalizePosixPath, resolveToolPath } from './paths';
 
 import { PERMISSION_MODES, type PermissionMode } from './types';
+import { parseRule } from './rules';
 
 /** Type guard for a mode name read from settings or a CLI flag. */
 export function isPermissionMode(value: unknown): value is PermissionMode {
   return typeof value === 'string' && (PERMISSION_MODES as readonly string[]).includes(value);
+}
+
+/** Is `text` a rule about Bash (`Bash`, `Bash(rm:*)`)? Invalid rules are not. */
+export function isBashRuleText(text: string): boolean {
+  const parsed = parseRule(text);
+  return parsed.ok && parsed.rule.tool === 'Bash';
 }
