@@ -31,7 +31,11 @@ function asGitPrints(key: string): string {
 
 /** The agent's git: the shim first on PATH, guarded or not. */
 function agentGit(workspace: string, args: string[], guarded = true) {
-  const env = { ...process.env, HOME: home, PATH: `${gitShimDir()}${path.delimiter}${process.env.PATH}` };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    HOME: home,
+    PATH: `${gitShimDir()}${path.delimiter}${process.env.PATH}`,
+  };
   if (guarded) env[GIT_GUARD_ENV] = '1';
   else delete env[GIT_GUARD_ENV];
   return spawnSync('git', args, { cwd: workspace, env, encoding: 'utf8' });
