@@ -22,6 +22,8 @@ import type { ModelPricesEntry } from '../shared/pricing';
  * needs a new patch id here.
  */
 export const PERMISSION_ENGINE_PATCH = 'permission-engine-2';
+/** Generation 3 (see `PERMISSION_ENGINE`). */
+export const PERMISSION_ENGINE_3_PATCH = 'permission-engine-3';
 
 /** Jobs started before it took model prices from workspace settings outside CI. */
 const USER_PRICES_PATCH = 'prices-from-user-settings';
@@ -149,7 +151,8 @@ export async function prepareSession(
       });
       const resolved = resolvePermissions({ layers, own: input.permissions, workspace: input.workspace, homeDir });
       // The engine generation is the job's for good: a replay decides each call as it was decided.
-      permissions = { ...resolved.context, engine: patched(PERMISSION_ENGINE_PATCH) ? 2 : 1 };
+      const engine = patched(PERMISSION_ENGINE_3_PATCH) ? 3 : patched(PERMISSION_ENGINE_PATCH) ? 2 : 1;
+      permissions = { ...resolved.context, engine };
       const sandboxed = resolveJobSandbox({
         layers: sandboxLayersOf(layers),
         noSandbox: input.noSandbox === true,

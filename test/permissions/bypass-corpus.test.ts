@@ -487,6 +487,15 @@ const GIT_CONFIG: Row[] = [
   row('env -u GIT_CONFIG_COUNT git status', GIT_RULES, CANNOT_RULE_OUT),
   row('env -i PATH=/usr/bin git fetch', GIT_RULES, CANNOT_RULE_OUT),
   row('env -u TERM git fetch', GIT_RULES, NOT_READ_ONLY), // as before: nothing hidden; allow rules match the line as written
+  // Generation 3: a PATH that finds git around the worker's shim, which refuses a repository's
+  // config programs (core.sshCommand in .git/config on `git fetch`).
+  row('PATH=/usr/bin git fetch', GIT_RULES, CANNOT_RULE_OUT, 'sets PATH, so git may be found around'),
+  row('export PATH=/usr/bin:$PATH; git fetch origin', GIT_RULES, CANNOT_RULE_OUT),
+  row('env PATH=/usr/bin git fetch', GIT_RULES, CANNOT_RULE_OUT),
+  row('command -p git fetch', GIT_RULES, CANNOT_RULE_OUT, 'command -p looks its program up on the default PATH'),
+  row('declare -x PATH=/usr/bin; git status', GIT_RULES, CANNOT_RULE_OUT),
+  row('PATH=$PATH:./node_modules/.bin npm test', GIT_RULES, NOT_READ_ONLY), // no git: as before
+  row('command git fetch origin', GIT_RULES, NOT_READ_ONLY), // as before: allow rules match the line as written
   // The ordinary work still goes through: git's own commands, harmless settings.
   row('git fetch origin', GIT_RULES, ALLOWED_BY_RULE),
   row('git -c user.name=bot commit -m fix', GIT_RULES, ALLOWED_BY_RULE),
@@ -571,6 +580,20 @@ describe('a job keeps the engine generation it started with', () => {
       ).behavior;
     expect(decideWith(1)).toBe(first);
     expect(decideWith(2)).toBe(second);
+  });
+
+  it.each([
+    ['PATH=/usr/bin git fetch', 'allow', 'ask'],
+    ['command -p git fetch', 'allow', 'ask'],
+  ] as const)('%s: generation 2 %s, generation 3 %s (bypassPermissions, rm denied)', (command, second, third) => {
+    const decideWith = (engine: number) =>
+      decidePermission(
+        'Bash',
+        { command },
+        { mode: 'bypassPermissions', rules: { allow: [], ask: [], deny: [], ...GIT_RULES }, workspace: '/ws', engine },
+      ).behavior;
+    expect(decideWith(2)).toBe(second);
+    expect(decideWith(3)).toBe(third);
   });
 
   it.each([

@@ -183,6 +183,8 @@ class InvocationReader {
   private readonly found: ShellHidden[] = [];
   /** Hidden code the reader found (settings of code variables, `bind -x`, ...). */
   private readonly own: BashHidden[] = [];
+  /** What changes where programs are found (generation 3); it matters when git runs too. */
+  private readonly pathChanges: string[] = [];
   /** Words and here-documents whose text was read as a command line. */
   private readonly followed = new Set<ShellWord | ShellHereDocument>();
 
@@ -197,9 +199,20 @@ class InvocationReader {
     return engineAtLeast(this.engine, 2);
   }
 
+  /** Generation 3: a changed PATH (`PATH=/usr/bin git`, `command -p git`) finds git around its shim. */
+  private get pathAware(): boolean {
+    return engineAtLeast(this.engine, 3);
+  }
+
   /** The hidden code not followed, once everything is read. */
   hidden(): BashHidden[] {
     const out: BashHidden[] = [...this.own];
+    const [change] = this.pathChanges;
+    if (change !== undefined && this.invocations.some((call) => call.program === 'git' || call.program === undefined)) {
+      out.push({
+        why: `${change}, so git may be found around the worker's git, which keeps the repository's config from running programs`,
+      });
+    }
     for (const entry of this.found) {
       if (entry.source !== undefined && this.followed.has(entry.source)) continue;
       out.push(entry.expansion ? { why: entry.why, expansion: true } : { why: entry.why });
@@ -238,6 +251,10 @@ class InvocationReader {
   private readSetting(word: ShellWord, depth: number): boolean {
     const match = SETTING.exec(word.value);
     const name = match?.[1];
+    if (name === 'PATH' && this.pathAware) {
+      this.pathChanges.push(`${JSON.stringify(word.raw)} sets PATH`);
+      return true;
+    }
     if (match !== null && name !== undefined && this.gitAware && GIT_PROGRAM_VARIABLE.test(name)) {
       this.own.push({
         why: `${JSON.stringify(word.raw)} sets ${name}, through which git runs a program or reads settings`,
@@ -364,6 +381,9 @@ class InvocationReader {
     if (unwrapped.kind === 'unsure') return this.invokeLoosely(unwrapped.words, stdin, depth);
     const options = unwrapped.options;
     if (program === 'command' && (options.has('v') || options.has('V'))) return; // a lookup; nothing runs
+    if (program === 'command' && options.has('p') && this.pathAware) {
+      this.pathChanges.push('command -p looks its program up on the default PATH');
+    }
     if (program === 'sudo' && options.has('e')) return; // sudoedit edits files; it runs no program
     if (program === 'doas' && options.has('C')) return; // checks a configuration file
     for (const assignment of unwrapped.assignments ?? []) this.readSetting(assignment, depth);

@@ -38,9 +38,11 @@ export interface PermissionContext {
 /**
  * The newest generation of the engine. 2: git's configuration (aliases, -c settings naming
  * programs, GIT_* variables), sourced files and what git prints from history count for Bash, and
- * acceptEdits asks before the file tools change the names the sandbox protects.
+ * acceptEdits asks before the file tools change the names the sandbox protects. 3: changing PATH
+ * (`PATH=/usr/bin git fetch`, `export PATH=...`, `command -p`) on a command line that runs git
+ * counts too: it finds git around the worker's shim, which refuses a repository's config programs.
  */
-export const PERMISSION_ENGINE = 2;
+export const PERMISSION_ENGINE = 3;
 
 /** Whether a job deciding with `engine` reads Bash as generation `since` and later do. */
 export function engineAtLeast(engine: number | undefined, since: number): boolean {
