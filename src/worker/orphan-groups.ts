@@ -2,8 +2,7 @@ import { readFile, rm } from 'node:fs/promises';
 import type { Client } from '@temporalio/client';
 import { GroupRegistry, type GroupRecord } from '../activities/store/group-registry';
 import type { JournalEntry } from '../activities/tool-journal';
-import { groupAlive, sameHost, thisHost } from '../activities/tools/command-run';
-import { killProcessGroup, waitForProcessGroupExit } from '../activities/tools/process-group';
+import { groupAlive, killCommand, sameHost, thisHost } from '../activities/tools/command-run';
 import { isProcessAlive } from '../client/free-port';
 
 /** What one look at the registry did, for the worker's log. */
@@ -40,8 +39,7 @@ export async function superviseOrphanGroups(
       actions.push({ record, action: 'waiting', why: 'a retry of its call may still adopt it' });
       continue;
     }
-    killProcessGroup(record.pgid);
-    await waitForProcessGroupExit(record.pgid);
+    await killCommand(record);
     if (record.placeholders?.length) await releasePlaceholders?.(record.placeholders).catch(() => undefined);
     await rm(file, { force: true });
     actions.push({ record, action: 'killed', why });

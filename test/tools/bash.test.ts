@@ -83,6 +83,48 @@ describe('Bash', () => {
     expect(isDead(pid)).toBe(true);
   });
 
+  it.each(['abort', 'timeout'] as const)(
+    'on %s, also kills what left the group: setsid, and a daemon double fork',
+    async (how) => {
+      const controller = new AbortController();
+      const pending = executeTool(
+        'Bash',
+        {
+          command:
+            'read -r _ _ _ _ g _ < /proc/$$/stat; echo $g > g.pid; setsid sleep 300 & echo $! > a.pid; ' +
+            "( setsid sh -c 'sleep 301 & echo $! > b.pid; wait' & ); sleep 300",
+          ...(how === 'timeout' ? { timeout: 1500 } : {}),
+        },
+        { ...ctx, signal: controller.signal },
+      );
+      const pids: number[] = [];
+      for (const file of ['g.pid', 'a.pid', 'b.pid']) {
+        const pidFile = path.join(workspace, file);
+        for (let i = 0; i < 200 && !existsSync(pidFile); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        pids.push(Number(await readFile(pidFile, 'utf8')));
+      }
+      const group = pids.shift();
+      // Both really left the command's process group.
+      for (const pid of pids) {
+        expect(isDead(pid)).toBe(false);
+        const pgrp = Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ')[2]);
+        expect(pgrp).not.toBe(group);
+      }
+      try {
+        if (how === 'abort') {
+          controller.abort();
+          await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
+        } else {
+          expect((await pending).content).toContain('Command timed out after 1500 ms');
+        }
+        for (const pid of pids) expect(isDead(pid)).toBe(true);
+      } finally {
+        for (const pid of pids) if (!isDead(pid)) process.kill(pid, 'SIGKILL');
+      }
+    },
+  );
+
   it('does not wait for a background job that keeps the pipes open', async () => {
     const started = Date.now();
     const result = await bash({ command: 'sleep 30 & echo started' });

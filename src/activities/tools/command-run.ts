@@ -4,7 +4,14 @@ import { StringDecoder } from 'node:string_decoder';
 import { BASH_MAX_OUTPUT_CHARS } from '../../shared/tools/bash';
 import { startLeader } from '../../worker/spawner';
 import { abortError } from './abort-error';
-import { groupIsRunning, killProcessGroup, waitForProcessGroupExit } from './process-group';
+import { randomBytes } from 'node:crypto';
+import {
+  COMMAND_MARK_ENV,
+  groupIsRunning,
+  killMarked,
+  killProcessGroup,
+  waitForProcessGroupExit,
+} from './process-group';
 
 /**
  * A command runs as a process group that writes its output, and then its exit status, to files,
@@ -44,6 +51,15 @@ export interface CommandGroup {
   timeoutMs: number;
   /** The sandbox's stand-ins made for it: removed by whoever sees the group end if its worker cannot. */
   placeholders?: string[];
+  /** The value of `COMMAND_MARK_ENV` its processes carry, for those that left the group. */
+  mark?: string;
+}
+
+/** Kill a command: its group, then whatever carries its mark (a `setsid` child, a daemon). */
+export async function killCommand(group: Pick<CommandGroup, 'pgid' | 'mark'>): Promise<void> {
+  killProcessGroup(group.pgid);
+  if (group.mark !== undefined) await killMarked(group.mark);
+  await waitForProcessGroupExit(group.pgid);
 }
 
 /** How a finished (or stopped) command ended. */
@@ -160,6 +176,8 @@ export interface RunCommandOptions {
 export function runCommand(options: RunCommandOptions): Promise<Finished | { spawnError: Error }> {
   const { files, signal } = options;
   if (signal.aborted) return Promise.reject(abortError());
+  // Inherited by everything the command starts, even what leaves its group (see killMarked).
+  const mark = randomBytes(16).toString('hex');
   return new Promise((resolve, reject) => {
     // detached: the leader heads a new process group, so one kill reaches everything it started.
     const leader = startLeader(
@@ -169,7 +187,7 @@ export function runCommand(options: RunCommandOptions): Promise<Finished | { spa
         options.args,
       ),
       options.cwd,
-      options.env,
+      { ...options.env, [COMMAND_MARK_ENV]: mark },
     );
     let pid: number | undefined;
     let group: CommandGroup | undefined;
@@ -180,13 +198,17 @@ export function runCommand(options: RunCommandOptions): Promise<Finished | { spa
     let graceTimer: NodeJS.Timeout | undefined;
     let timeout: NodeJS.Timeout | undefined;
     let beat: NodeJS.Timeout | undefined;
+    let sweeping: Promise<void> = Promise.resolve();
     const killGroup = () => {
       if (pid !== undefined) killProcessGroup(pid);
+      sweeping = killMarked(mark);
     };
+    const killedAndGone = (leaderPid: number) =>
+      Promise.all([waitForProcessGroupExit(leaderPid), sweeping.catch(() => undefined)]);
     // After a kill the end is known from the group itself, whether or not the helper relays it.
     const endAfterKill = () => {
       if (pid === undefined) return;
-      void waitForProcessGroupExit(pid).then(async () => {
+      void killedAndGone(pid).then(async () => {
         if (settled) return;
         exitStatus ??= await readExitStatus(files.exit);
         finish();
@@ -228,7 +250,7 @@ export function runCommand(options: RunCommandOptions): Promise<Finished | { spa
             resolve({ spawnError: error instanceof Error ? error : new Error(String(error)) }),
           );
       };
-      if ((aborted || timedOut) && pid !== undefined) void waitForProcessGroupExit(pid).then(done, done);
+      if ((aborted || timedOut) && pid !== undefined) void killedAndGone(pid).then(done, done);
       else done();
     };
 
@@ -297,6 +319,7 @@ export function runCommand(options: RunCommandOptions): Promise<Finished | { spa
           startedAt: new Date().toISOString(),
           timeoutMs: options.timeoutMs,
           ...(options.placeholders?.length ? { placeholders: options.placeholders } : {}),
+          mark,
         };
         // Lost or aborted meanwhile: the group is killed, and no record is wanted of it.
         if (settled) return;
@@ -345,10 +368,7 @@ export async function adoptCommand(options: {
       return readFinished(files, status, false);
     }
     if (signal.aborted) {
-      if (await (options.stillOwner ?? (() => Promise.resolve(true)))().catch(() => true)) {
-        killProcessGroup(group.pgid);
-        await waitForProcessGroupExit(group.pgid);
-      }
+      if (await (options.stillOwner ?? (() => Promise.resolve(true)))().catch(() => true)) await killCommand(group);
       throw abortError('The Bash command was aborted');
     }
     if (!(await groupAlive(group))) {
@@ -358,8 +378,7 @@ export async function adoptCommand(options: {
       return { gone: await readFinished(files, undefined, false) };
     }
     if (Date.now() >= deadline) {
-      killProcessGroup(group.pgid);
-      await waitForProcessGroupExit(group.pgid);
+      await killCommand(group);
       return readFinished(files, undefined, true);
     }
     if (Date.now() - lastBeat >= options.progressMs) {

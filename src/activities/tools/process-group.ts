@@ -49,3 +49,53 @@ export async function groupIsRunning(pgid: number): Promise<boolean> {
   }
   return false;
 }
+
+/**
+ * Every command's processes inherit this variable, with a value of its own: a process that left
+ * the command's group (`setsid`, a daemon's double fork) still carries it, so a kill can find it.
+ */
+export const COMMAND_MARK_ENV = 'DURABLE_AGENT_COMMAND_MARK';
+
+/**
+ * SIGKILL every process whose environment carries `mark` (see {@link COMMAND_MARK_ENV}), looking
+ * again until a look finds none, for at most `maxWaitMs`: a process forking meanwhile hands the
+ * mark on, and the next look finds the child. Processes of other users, which this one may not
+ * read, are not looked at; nor is a process that dropped the variable from its environment.
+ */
+export async function killMarked(mark: string, maxWaitMs = 2000): Promise<void> {
+  const needle = Buffer.from(`${COMMAND_MARK_ENV}=${mark}\0`);
+  const deadline = Date.now() + maxWaitMs;
+  for (;;) {
+    const found = await markedProcesses(needle);
+    for (const pid of found) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // Gone meanwhile.
+      }
+    }
+    if (found.length === 0 || Date.now() >= deadline) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+async function markedProcesses(needle: Buffer): Promise<number[]> {
+  let entries: string[];
+  try {
+    entries = await readdir('/proc');
+  } catch {
+    return [];
+  }
+  const found: number[] = [];
+  await Promise.all(
+    entries.map(async (entry) => {
+      if (!/^\d+$/.test(entry) || Number(entry) === process.pid) return;
+      // A zombie's environment reads empty: it runs nothing and is not found.
+      const environ = await readFile(`/proc/${entry}/environ`).catch(() => undefined);
+      if (environ === undefined) return;
+      const at = environ.indexOf(needle);
+      if (at === 0 || (at > 0 && environ[at - 1] === 0)) found.push(Number(entry));
+    }),
+  );
+  return found;
+}
