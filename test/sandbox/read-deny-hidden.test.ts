@@ -30,7 +30,9 @@ describe("the sandbox hides the places a job's Read deny rules name", () => {
     const ctx = sandboxContext(fixture, fixtureEngine(fixture), undefined, {
       readDenyRules: [`Read(/${secrets}/**)`],
     });
-    const result = await executeTool('Bash', { command: `cat s; cat d/key; cat ${secrets}/key; cat notes.txt` }, ctx);
+    // `tac`, not `cat`: the worker refuses a known reader (`cat s`) before the sandbox is involved;
+    // the sandbox must hold for every other program too.
+    const result = await executeTool('Bash', { command: `tac s; tac d/key; tac ${secrets}/key; cat notes.txt` }, ctx);
     expect(result.content).not.toContain(KEY);
     expect(result.content).toContain('plain notes');
     expect(fs.readFileSync(path.join(secrets, 'key'), 'utf8')).toBe(`${KEY}\n`);
@@ -40,12 +42,12 @@ describe("the sandbox hides the places a job's Read deny rules name", () => {
     const ctx = sandboxContext(fixture, fixtureEngine(fixture), undefined, {
       readDenyRules: [`Read(/${secrets}/key)`],
     });
-    const result = await executeTool('Bash', { command: 'cat s; cat d/key' }, ctx);
+    const result = await executeTool('Bash', { command: 'tac s; tac d/key' }, ctx);
     expect(result.content).not.toContain(KEY);
   });
 
   it('without the rule the set-up is a real one: the link leads to the key', async () => {
-    const result = await executeTool('Bash', { command: 'cat s' }, sandboxContext(fixture, fixtureEngine(fixture)));
+    const result = await executeTool('Bash', { command: 'tac s' }, sandboxContext(fixture, fixtureEngine(fixture)));
     expect(result.content).toContain(KEY);
   });
 
