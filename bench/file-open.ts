@@ -19,6 +19,7 @@ import { openWorkspaceFile } from '../src/activities/tools/workspace-open';
 import { resolveWorkspacePath } from '../src/activities/tools/workspace-path';
 import { openWriteTarget, writeInFolder } from '../src/activities/tools/workspace-write';
 import { writeFileDurably } from '../src/activities/store/durable-file';
+import { median } from './median';
 
 const CALLS = Number(process.env.FILE_OPEN_CALLS ?? 2000);
 const CONTENT = 'export const answer = 42;\n'.repeat(40);
@@ -62,12 +63,6 @@ async function writeFromHandle(workspace: string, input: string): Promise<void> 
   } finally {
     await target.close();
   }
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
 async function timed(run: () => Promise<void>): Promise<number> {

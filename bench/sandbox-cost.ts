@@ -11,14 +11,9 @@ import { performance } from 'node:perf_hooks';
 import { SandboxEngine } from '../src/activities/sandbox/engine';
 import { executeTool, type ToolContext } from '../src/activities/tools/index';
 import type { JobSandbox } from '../src/shared/sandbox';
+import { median } from './median';
 
 const CALLS = 50;
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-}
 
 async function timeCalls(ctx: ToolContext): Promise<number[]> {
   const times: number[] = [];

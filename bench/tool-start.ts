@@ -17,6 +17,7 @@ import { runHookProcess } from '../src/activities/hooks/hook-process';
 import { SandboxEngine } from '../src/activities/sandbox/engine';
 import { executeTool, type ToolContext } from '../src/activities/tools/index';
 import { stopSpawner, useSpawnerHelper } from '../src/worker/spawner';
+import { median } from './median';
 
 const CALLS = 40;
 const MIB = Number(process.env.TOOL_START_MIB ?? 1024);
@@ -45,12 +46,6 @@ function callsOf(ctx: ToolContext, engine: SandboxEngine): Record<string, () => 
       if ('refused' in run || run.exitCode !== 0) throw new Error(`hook failed: ${JSON.stringify(run)}`);
     },
   };
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
 interface Measured {

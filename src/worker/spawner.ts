@@ -59,6 +59,8 @@ export interface PipedStartOptions {
   stdinText?: string;
   /** Where that file is made: the worker's temp folder (the helper has no TMPDIR of its own). */
   tmpdir?: string;
+  /** An open descriptor of the worker's, handed to the process as its fd 3 (started from the worker). */
+  passFd?: number;
 }
 
 /** What the helper tells of such a process: its output (base64), a failure to start, its end. */
@@ -709,7 +711,7 @@ export function startPiped(
         cwd,
         env,
         detached: options.detached ?? false,
-        stdio: [stdin?.fd ?? 'ignore', 'pipe', 'pipe'],
+        stdio: [stdin?.fd ?? 'ignore', 'pipe', 'pipe', ...(options.passFd === undefined ? [] : [options.passFd])],
       });
     } catch (error) {
       void stdin?.close().catch(() => undefined);
@@ -745,7 +747,8 @@ export function spawnPiped(
 ): PipedProcess {
   const { fromHelper = true, maxStdoutBytes, ...start } = options;
   if (start.stdinText !== undefined) start.tmpdir ??= os.tmpdir();
-  const child = fromHelper ? startHelper() : undefined;
+  // The helper is another process: a descriptor of the worker's can only go from the worker.
+  const child = fromHelper && start.passFd === undefined ? startHelper() : undefined;
   if (!child) return new DirectPiped(file, args, cwd, env, start);
   const id = nextId++;
   const run = new HelperPiped(id, child);

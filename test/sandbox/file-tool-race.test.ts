@@ -81,3 +81,51 @@ test('a sandboxed Bash swapping a folder for a link out wins no race against Rea
   expect(fs.readdirSync(fixture.outside).sort()).toEqual(['config', 'id_rsa']);
   expect(fs.readFileSync(path.join(fixture.outside, 'config'), 'utf8')).toBe('v=0\n');
 }, 60_000);
+
+test('a search walking below the folder it opened meets a swapped sub-folder only inside the sandbox', async () => {
+  // rg lists `top`, sees `d0` as a folder, and opens `top/d0` by name a moment later: a link
+  // swapped in between takes the walk to the link's target. With rg in the job's sandbox, a link
+  // into the worker's home finds it hidden.
+  fixture = makeSandboxFixture();
+  const ws = fixture.workspace;
+  const key = path.join(fixture.home, '.ssh', 'id_rsa');
+  fs.mkdirSync(path.dirname(key), { recursive: true });
+  fs.writeFileSync(key, '-----BEGIN OPENSSH PRIVATE KEY-----\n');
+  fs.mkdirSync(path.join(ws, 'top', 'd0'), { recursive: true });
+  fs.writeFileSync(path.join(ws, 'top', 'd0', 'id_rsa'), 'harmless\n');
+  fs.symlinkSync(path.dirname(key), path.join(ws, 'top', 'swap'));
+  fs.writeFileSync(
+    path.join(ws, 'swapper.py'),
+    SWAPPER.replace(/b"d0"/, 'b"top/d0"').replace(/b"swap"/, 'b"top/swap"'),
+  );
+
+  const engine = fixtureEngine(fixture);
+  const swapping = executeTool(
+    'Bash',
+    { command: 'python3 swapper.py 6', timeout: 60_000 },
+    sandboxContext(fixture, engine),
+  );
+  const began = Date.now();
+  while (!fs.lstatSync(path.join(ws, 'top', 'd0'), { throwIfNoEntry: false })?.isSymbolicLink()) {
+    if (Date.now() - began > 20_000) throw new Error(`the swapper did not start: ${(await swapping).content}`);
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+  const ctx = sandboxContext(fixture, engine);
+  const seen = { harmless: 0, leaked: 0, runs: 0 };
+  const until = Date.now() + 3_000;
+  while (Date.now() < until) {
+    const results = await Promise.all([
+      executeTool('Grep', { pattern: 'PRIVATE|harmless', path: 'top', output_mode: 'content' }, ctx),
+      executeTool('Grep', { pattern: 'PRIVATE|harmless', output_mode: 'content' }, ctx),
+      executeTool('Glob', { pattern: '**/id_rsa', path: 'top' }, ctx),
+    ]);
+    for (const result of results) {
+      seen.runs++;
+      if (/PRIVATE KEY/.test(result.content)) seen.leaked++;
+      else if (/harmless|id_rsa/.test(result.content)) seen.harmless++;
+    }
+  }
+  expect((await swapping).isError).toBeFalsy();
+  expect(seen.harmless).toBeGreaterThan(0);
+  expect(seen.leaked).toBe(0);
+}, 60_000);

@@ -25,6 +25,11 @@ export interface BwrapPlan {
   network: 'none' | 'host';
   cwd: string;
   command: string;
+  /**
+   * A folder the worker opened, passed to bwrap as a descriptor and bound read-only at `dest`, the
+   * command's working folder: no name is looked up again to find it.
+   */
+  boundFolder?: { fd: number; dest: string };
 }
 
 /**
@@ -107,8 +112,9 @@ export function buildBwrapArgs(plan: BwrapPlan): { file: string; args: string[] 
     '--proc',
     '/proc',
     ...orderMounts(plan.mounts).flatMap(mountArgs),
+    ...(plan.boundFolder ? ['--ro-bind-fd', String(plan.boundFolder.fd), plan.boundFolder.dest] : []),
     '--chdir',
-    plan.cwd,
+    plan.boundFolder?.dest ?? plan.cwd,
     '--',
     'bash',
     '-c',

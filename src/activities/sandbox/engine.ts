@@ -56,6 +56,8 @@ export interface CommandRequest {
   readDenyRules?: readonly string[];
   /** The environment before the sandbox adds to it (already free of credentials). */
   env: NodeJS.ProcessEnv;
+  /** A folder opened by the worker, bound read-only as the command's working folder (see `BwrapPlan`). */
+  boundFolder?: { fd: number; dest: string };
 }
 
 /**
@@ -167,6 +169,7 @@ export class SandboxEngine {
         network,
         cwd: workspace,
         command,
+        ...(request.boundFolder ? { boundFolder: request.boundFolder } : {}),
       });
       const env = withGitHardening({ ...request.env, TMPDIR: '/tmp' }, { sandboxed: true, shim });
       return { file, args, env, sandboxed: true, release: lease.release, placeholders: lease.paths };

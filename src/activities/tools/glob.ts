@@ -9,6 +9,7 @@ import {
   outputLines,
   RIPGREP_MISSING,
   runRipgrep,
+  searchSandbox,
 } from './ripgrep';
 import { sortNewestFirst } from './mtime';
 import { ReadDenyGuard, ruleForTarget, searchDeniedMessage, WITHHELD_NOTE } from './read-deny';
@@ -61,7 +62,8 @@ async function globOpened(
   // second listing without the pattern, which honours every ignore rule.
   // Liveness comes from runTool's heartbeat, around the whole call (the sort included).
   const inside = handlePath(base.handle);
-  const options = { cwd: inside, signal: ctx.signal };
+  const sandbox = searchSandbox(ctx, base.handle);
+  const options = { cwd: inside, signal: ctx.signal, ...(sandbox ? { sandbox } : {}) };
   const common = ['--files', '--hidden', ...IGNORE_FLAGS];
   const [matched, listed] = await Promise.all([
     runRipgrep(rg, [...common, `--glob=${split.pattern}`, ...EXCLUDED_DIRECTORY_GLOBS, '--', '.'], options),

@@ -10,6 +10,7 @@ import {
   outputLines,
   RIPGREP_MISSING,
   runRipgrep,
+  searchSandbox,
 } from './ripgrep';
 import type { ToolContext } from './tool-context';
 import { handlePath, openWorkspaceFile, type OpenedWorkspaceFile } from './workspace-open';
@@ -66,11 +67,14 @@ async function grepOpened(
         return bare.startsWith(inTarget) ? `${negated}/${bare.slice(inTarget.length)}` : glob;
       })
     : undefined;
+  // A folder is walked by name below it, in the job's sandbox; one file is read from its handle.
+  const sandbox = folder ? searchSandbox(ctx, target.handle) : undefined;
   const args = buildArgs(globs ? { ...input, glob: globs.join(' ') } : input, mode, folder ? '.' : opened);
   // With deny rules, rg ends each file name with a NUL so every line can be told apart by file.
   const run = await runRipgrep(rg, guard ? withFileNameMarkers(args, mode) : args, {
     cwd: folder ? opened : ctx.workspace,
     signal: ctx.signal,
+    ...(sandbox ? { sandbox } : {}),
   });
   const fromTarget = (line: string) => {
     if (!folder) return line.startsWith(opened) ? target.relative + line.slice(opened.length) : line;

@@ -1,7 +1,10 @@
 import { constants } from 'node:fs';
-import { access } from 'node:fs/promises';
+import { access, type FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
+import type { JobSandbox } from '../../shared/sandbox';
 import { spawnPiped, type PipedProcess } from '../../worker/spawner';
+import type { PreparedCommand, SandboxEngine } from '../sandbox/engine';
+import type { ToolContext } from './tool-context';
 import { abortError } from './abort-error';
 import { WORKSPACE_DATA_DIR } from './workspace-data';
 
@@ -59,7 +62,30 @@ export interface RipgrepOptions {
   cwd: string;
   signal: AbortSignal;
   maxOutputBytes?: number;
+  /** Run rg inside the job's Bash sandbox (see {@link RipgrepSandbox}); `cwd` is then ignored. */
+  sandbox?: RipgrepSandbox;
 }
+
+/**
+ * Where a folder search runs in the job's sandbox. rg walks the folders below the one the tool
+ * opened by name: a folder swapped for a link in the meantime would take it outside the workspace.
+ * In the sandbox, the opened folder itself is bound by its descriptor (no name looked up again),
+ * and whatever a link below it leads to is only what the job's Bash could read anyway: the home,
+ * the worker's data and the places Read deny rules name are hidden there.
+ */
+export interface RipgrepSandbox {
+  engine: SandboxEngine;
+  policy: JobSandbox;
+  sessionKey: string;
+  /** The workspace's real path. */
+  workspace: string;
+  /** The folder the tool opened: rg searches it as its working folder ('.'). */
+  folder: FileHandle;
+  readDenyRules: readonly string[];
+}
+
+/** Where the searched folder is bound inside the sandbox (the job's private /tmp). */
+const SEARCH_MOUNT = '/tmp/.durable-agent-search';
 
 /**
  * Run ripgrep with `args` and collect its output. Rejects with an AbortError (after rg is gone)
@@ -71,9 +97,52 @@ export interface RipgrepOptions {
 export async function runRipgrep(rg: string, args: string[], options: RipgrepOptions): Promise<RipgrepRun> {
   if (options.signal.aborted) throw abortError();
   const maxStdoutBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+  const prepared = options.sandbox ? await inSandbox(rg, args, options.sandbox) : undefined;
   const start = (fromHelper: boolean) =>
-    spawnPiped(rg, ['--no-config', ...args], options.cwd, process.env, { fromHelper, maxStdoutBytes });
-  return collect(start(true), options, () => collect(start(false), options));
+    prepared
+      ? spawnPiped(prepared.file, prepared.args, prepared.cwd, prepared.env, {
+          maxStdoutBytes,
+          passFd: (options.sandbox as RipgrepSandbox).folder.fd,
+        })
+      : spawnPiped(rg, ['--no-config', ...args], options.cwd, process.env, { fromHelper, maxStdoutBytes });
+  try {
+    return await collect(start(true), options, () => collect(start(false), options));
+  } finally {
+    await prepared?.release?.();
+  }
+}
+
+/**
+ * rg's command line inside the sandbox, or undefined when the job's Bash is not sandboxed or this
+ * worker has no sandbox: the search then runs as before, confined by the tool's own checks.
+ */
+async function inSandbox(
+  rg: string,
+  args: string[],
+  where: RipgrepSandbox,
+): Promise<(PreparedCommand & { cwd: string }) | undefined> {
+  if (!where.policy.enabled) return undefined;
+  const prepared = await where.engine.prepare({
+    command: `exec ${[rg, '--no-config', ...args].map(shellQuote).join(' ')}`,
+    workspace: where.workspace,
+    sessionKey: where.sessionKey,
+    policy: where.policy,
+    readDenyRules: where.readDenyRules,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' },
+    // The folder's descriptor is the process's fd 3 (see spawnPiped's passFd).
+    boundFolder: { fd: 3, dest: SEARCH_MOUNT },
+  });
+  if ('refused' in prepared) return undefined;
+  if (!prepared.sandboxed) {
+    await prepared.release?.();
+    return undefined;
+  }
+  return { ...prepared, cwd: where.workspace };
+}
+
+/** `text` as one word for a POSIX shell. */
+function shellQuote(text: string): string {
+  return `'${text.replace(/'/g, "'\\''")}'`;
 }
 
 function collect(child: PipedProcess, options: RipgrepOptions, again?: () => Promise<RipgrepRun>): Promise<RipgrepRun> {
@@ -147,4 +216,20 @@ export function outputLines(stdout: string): string[] {
   const lines = stdout.split('\n');
   if (lines[lines.length - 1] === '') lines.pop();
   return lines.map((line) => (line.startsWith('./') ? line.slice(2) : line));
+}
+
+/** The job's sandbox for a search of the opened `folder`, when its Bash has one. */
+export function searchSandbox(
+  ctx: Pick<ToolContext, 'sandbox' | 'sessionKey' | 'workspace' | 'readDenyRules'>,
+  folder: FileHandle,
+): RipgrepSandbox | undefined {
+  if (!ctx.sandbox?.policy.enabled) return undefined;
+  return {
+    engine: ctx.sandbox.engine,
+    policy: ctx.sandbox.policy,
+    sessionKey: ctx.sessionKey ?? 'one-shot',
+    workspace: ctx.workspace,
+    folder,
+    readDenyRules: ctx.readDenyRules,
+  };
 }
