@@ -17,8 +17,8 @@ import { ownerAttempt, ToolJournal } from './tool-journal';
 import type { CommandRecord, FileChange, JournalEntry } from './tool-journal';
 import { thisHost, type CommandGroup } from './tools/command-run';
 import { executeTool } from './tools';
-import { updateAfterWrite } from './tools/read-state';
-import { fileHash, removeAbandonedCopies } from './tools/replace-file';
+import { stateOf } from './tools/read-state';
+import { recoveredFile, removeAbandonedCopies } from './tools/replace-file';
 
 export interface RunToolDeps {
   store: ContentStore;
@@ -312,16 +312,16 @@ async function afterInterruption(
     if (recorded.fileChange === null) return undefined;
     const change: FileChange = recorded.fileChange;
     // Killed between writing its temporary copy and renaming it: the copy is not the user's file.
-    await removeAbandonedCopies(change.path, change.after);
-    const now = await fileHash(change.path).catch(() => undefined);
-    if (now === change.after) {
+    await removeAbandonedCopies(workspace, change.path, change.after);
+    const now = await recoveredFile(workspace, change.path);
+    if (now?.hash === change.after && now.stats) {
       return {
         content: change.content,
         isError: false,
-        fileStates: [await updateAfterWrite(change.stateKey, change.path, change.partial)],
+        fileStates: [{ key: change.stateKey, state: stateOf(now.stats, change.partial) }],
       };
     }
-    if (now === change.before) return undefined;
+    if (now !== undefined && now.hash === change.before) return undefined;
     const shown = path.relative(workspace, change.path) || change.path;
     return {
       isError: true,

@@ -142,6 +142,31 @@ describe('the tool journal under faults', () => {
     ).toEqual(['app.txt', 'app.txt.2024']);
   });
 
+  test('a recovery finds the file from a handle on the workspace: a folder swapped for a link out is not followed', async () => {
+    const workspace = makeWorkspace({ 'd/app.txt': 'one two\n' });
+    const call = {
+      storeDir,
+      workspace,
+      id: 'toolu_e4',
+      name: 'Edit',
+      input: { file_path: 'd/app.txt', old_string: 'one', new_string: 'uno' },
+      readState: readStateOf(workspace, 'd/app.txt'),
+    };
+    await expect(runToolAttempt({ ...call, deps: { execute: diesBeforeRename } })).rejects.toThrow('worker died');
+    // Meanwhile `d` became a link to a folder outside holding what the Edit meant to write, and a
+    // file named like its temporary copy.
+    const outside = tempDir('journal-outside');
+    fs.writeFileSync(path.join(outside, 'app.txt'), 'uno two\n');
+    fs.writeFileSync(path.join(outside, 'app.txt.1195911312'), 'uno two\n');
+    fs.renameSync(path.join(workspace, 'd'), path.join(workspace, 'd-moved'));
+    fs.symlinkSync(outside, path.join(workspace, 'd'));
+    const retry = await runToolAttempt({ ...call, attempt: 2 });
+    // Not "done" on the strength of a file outside, and nothing outside removed.
+    expect(retry.result.isError).toBe(true);
+    expect(retry.block.content).toContain('d/app.txt now holds neither its content from before the call');
+    expect(fs.readdirSync(outside).sort()).toEqual(['app.txt', 'app.txt.1195911312']);
+  });
+
   test('a file something else changed meanwhile is left alone, and the model is told', async () => {
     const workspace = makeWorkspace({ 'app.txt': 'one two\n' });
     const call = {

@@ -1,6 +1,5 @@
 import type { Stats } from 'node:fs';
-import { stat } from 'node:fs/promises';
-import type { FileReadState, FileStateUpdate, ReadFileStates } from '../../shared/file-state';
+import type { FileReadState, ReadFileStates } from '../../shared/file-state';
 
 /** Claude Code's wording, which models know: Write and Edit on a file the session has not read. */
 export const NOT_READ_MESSAGE = 'File has not been read yet. Read it first before writing to it.';
@@ -30,7 +29,3 @@ export function stateOf(info: Stats, partial: boolean): FileReadState {
   return { mtimeMs: info.mtimeMs, size: info.size, partial };
 }
 
-/** Stat `absolute` again after writing it and build the update for `key`. */
-export async function updateAfterWrite(key: string, absolute: string, partial: boolean): Promise<FileStateUpdate> {
-  return { key, state: stateOf(await stat(absolute), partial) };
-}

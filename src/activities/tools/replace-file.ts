@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { constants, type Stats } from 'node:fs';
-import { access, readdir, readFile, unlink, type FileHandle } from 'node:fs/promises';
+import { access, open, readdir, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { PlannedFileChange, ToolContext } from './tool-context';
+import { handlePath, openWorkspaceFile, openWorkspaceFolder } from './workspace-open';
 import { writeInFolder } from './workspace-write';
 
 /**
@@ -16,16 +17,6 @@ export class FileChangeNotRecordedError extends Error {
 /** SHA-256 (hex) of a file's bytes. */
 export function contentHash(data: string | Uint8Array): string {
   return createHash('sha256').update(data).digest('hex');
-}
-
-/** SHA-256 (hex) of the file at `absolute`; null when there is none. */
-export async function fileHash(absolute: string): Promise<string | null> {
-  try {
-    return contentHash(await readFile(absolute));
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw error;
-  }
 }
 
 /**
@@ -56,13 +47,57 @@ export async function replaceFile(
  * `file`: `<name>.<digits>`, as `writeInFolder` (and write-file-atomic before it) names them, holding exactly the content the
  * replacement meant to write (hash `after`). Anything else of that shape is the user's and stays.
  */
-export async function removeAbandonedCopies(file: string, after: string): Promise<void> {
-  const dir = path.dirname(file);
-  const prefix = `${path.basename(file)}.`;
-  const names = await readdir(dir).catch(() => [] as string[]);
-  for (const name of names) {
-    if (!name.startsWith(prefix) || !/^\d+$/.test(name.slice(prefix.length))) continue;
-    const copy = path.join(dir, name);
-    if ((await fileHash(copy).catch(() => undefined)) === after) await unlink(copy).catch(() => undefined);
+export async function removeAbandonedCopies(workspace: string, file: string, after: string): Promise<void> {
+  // The folder from a handle on the workspace, its entries through that handle: a folder swapped
+  // for a link since the crash is refused, not followed.
+  const folder = await openWorkspaceFolder(workspace, path.dirname(file));
+  if (!folder.ok) return;
+  try {
+    const dir = handlePath(folder.handle);
+    const prefix = `${path.basename(file)}.`;
+    const names = await readdir(dir).catch(() => [] as string[]);
+    for (const name of names) {
+      if (!name.startsWith(prefix) || !/^\d+$/.test(name.slice(prefix.length))) continue;
+      const copy = `${dir}/${name}`;
+      if ((await entryHash(copy)) === after) await unlink(copy).catch(() => undefined);
+    }
+  } finally {
+    await folder.handle.close();
+  }
+}
+
+/** The hash of a regular file that is the entry itself (no link followed); undefined otherwise. */
+async function entryHash(entry: string): Promise<string | undefined> {
+  const handle = await open(entry, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch(
+    () => undefined,
+  );
+  if (!handle) return undefined;
+  try {
+    return (await handle.stat()).isFile() ? contentHash(await handle.readFile()) : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * The file a journal entry names, as a recovery finds it: opened from a handle on the workspace.
+ * `hash` null when there is none; undefined when it cannot be read as a regular file inside the
+ * workspace (a link out, a folder swapped in since).
+ */
+export async function recoveredFile(
+  workspace: string,
+  absolute: string,
+): Promise<{ hash: string | null; stats?: Stats } | undefined> {
+  const opened = await openWorkspaceFile(workspace, absolute);
+  if (!opened.ok) return opened.code === 'ENOENT' ? { hash: null } : undefined;
+  try {
+    const stats = await opened.handle.stat();
+    return stats.isFile() ? { hash: contentHash(await opened.handle.readFile()), stats } : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    await opened.handle.close();
   }
 }
