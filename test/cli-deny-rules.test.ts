@@ -41,7 +41,13 @@ const session: ScriptedSession = {
       ],
     },
     // A program the repository's own config names (core.sshCommand), on a command the rules allow.
-    { content: [toolUse('b9', 'Bash', { command: 'git fetch origin' })] },
+    // ...and the same around the worker's git, through a PATH without it.
+    {
+      content: [
+        toolUse('b10', 'Bash', { command: 'PATH=/usr/bin:/bin git fetch origin' }),
+        toolUse('b9', 'Bash', { command: 'git fetch origin' }),
+      ],
+    },
     textReply('Done.'),
   ],
 };
@@ -114,7 +120,7 @@ describe("git's configuration cannot walk around a deny rule", () => {
     const denied = await tidy(repository(), ['--allowedTools', 'Bash(git:*)', '--disallowedTools', DENY]);
     // (`source` is not read-only, so CI refused it on main too; `cat s` is read-only and ran, in a
     // sandbox that hides secrets/.)
-    expect(denied).toEqual(['b1', 'b2', 'b3', 'b5', 'b7']);
+    expect(denied).toEqual(['b1', 'b10', 'b2', 'b3', 'b5', 'b7']);
     const results = JSON.stringify(server.requests.at(-1)?.body);
     expect(results).toContain('names a program or command for git to run');
     expect(results).toContain("is not one of git's own commands");
@@ -131,7 +137,7 @@ describe("git's configuration cannot walk around a deny rule", () => {
       '--disallowedTools',
       DENY,
     ]);
-    expect(denied).toEqual(['b1', 'b2', 'b3', 'b5']);
+    expect(denied).toEqual(['b1', 'b10', 'b2', 'b3', 'b5']);
     expect(JSON.stringify(server.requests.at(-1)?.body)).toContain("this repository's own config sets core.sshcommand");
     // Asked, as calls the deny rule cannot be ruled out for; nobody answered.
     expect(JSON.stringify(server.requests.at(-1)?.body)).toContain('No approval answer within 1 s');
@@ -147,7 +153,7 @@ describe("git's configuration cannot walk around a deny rule", () => {
       '--disallowedTools',
       DENY,
     ]);
-    expect(denied).toEqual(['b1', 'b2', 'b3', 'b5', 'b7', 'b9']);
+    expect(denied).toEqual(['b1', 'b10', 'b2', 'b3', 'b5', 'b7', 'b9']);
     expect(fs.existsSync(path.join(workspace, '.mcp.json'))).toBe(false);
   }, 180_000);
 });
