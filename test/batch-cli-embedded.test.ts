@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { effectLines, scriptedBatch } from './support/batch';
-import { runCli, startCli } from './support/cli';
+import { killEmbeddedWorker, runCli, startCli } from './support/cli';
 import { makeWorkspace, tempDir, waitFor } from './support/harness';
 
 jest.setTimeout(300_000);
@@ -43,10 +43,7 @@ describe('durable-agent batch on the embedded default', () => {
       ).catch((error: Error) => {
         throw new Error(`${error.message}\nCLI: ${follower.output()}`);
       });
-      const { pid } = JSON.parse(fs.readFileSync(path.join(embeddedHome, 'embedded-worker.json'), 'utf8')) as {
-        pid: number;
-      };
-      process.kill(pid, 'SIGKILL');
+      killEmbeddedWorker(embeddedHome);
       const result = await follower.done;
       expect(result.stderr).toContain('the background worker had stopped: started it again (pid ');
       expect(result.stderr).toContain('a worker answers batch overnight again');

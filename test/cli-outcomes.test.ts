@@ -10,7 +10,7 @@ import { snapshotQuery } from '../src/workflows/definitions';
 import { ScriptedModelServer, tempDir, waitFor } from './support/harness';
 import { runCli as cli } from './support/cli';
 import type { CliResult } from './support/cli';
-import { exitedWithOutput } from './support/cli';
+import { exitedWithOutput, killEmbeddedWorker } from './support/cli';
 import { TS_NODE_ARGS } from './support/ts-run';
 
 const root = path.join(__dirname, '..');
@@ -158,8 +158,7 @@ describe('true outcomes: ls, search attributes, summaries and details on the emb
       expect(listed(runningOnly.stdout).sort()).toEqual(['out-parked', 'out-term']);
 
       // With no worker answering, ls says so instead of a stack trace.
-      const worker = JSON.parse(fs.readFileSync(path.join(home, 'embedded-worker.json'), 'utf8')) as { pid: number };
-      process.kill(worker.pid, 'SIGKILL');
+      killEmbeddedWorker(home);
       const noWorker = await cli(['ls'], { ...env, TEMPORAL_ADDRESS: address });
       expect(noWorker.code).toBe(0);
       expect(noWorker.stderr).toBe('');

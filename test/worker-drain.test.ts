@@ -185,14 +185,19 @@ describe('worker shutdown drains running tools', () => {
     // Stands in for a worker whose running tool needs 12 s more after SIGTERM.
     const child = spawn(
       process.execPath,
-      ['-e', "process.on('SIGTERM', () => setTimeout(() => process.exit(0), 12000)); setInterval(() => {}, 1000)"],
-      { stdio: 'ignore' },
+      [
+        '-e',
+        "process.on('SIGTERM', () => setTimeout(() => process.exit(0), 12000)); setInterval(() => {}, 1000); console.log('ready')",
+      ],
+      { stdio: ['ignore', 'pipe', 'ignore'] },
     );
+    // Its SIGTERM handler is in place once it says so (a loaded machine starts node slowly).
+    const ready = new Promise((resolve) => child.stdout?.once('data', resolve));
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
       child.once('exit', (code, signal) => resolve({ code, signal })),
     );
     try {
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      await ready;
       fs.writeFileSync(
         path.join(home, 'embedded-worker.json'),
         JSON.stringify({ pid: child.pid, startedAt: new Date().toISOString(), shutdownGraceMs: 60_000 }),

@@ -43,7 +43,7 @@ import {
 } from './output-format';
 import type { OutputFormat } from './output-format';
 import type { FollowListener } from './live-events';
-import { refuseWithoutCredentials } from './embedded';
+import { embeddedNoWorker, refuseWithoutCredentials } from './embedded';
 import {
   buildSessionInput,
   collect,
@@ -155,7 +155,9 @@ function attentionListener(jobId: string): FollowListener {
       if (event.kind === 'notice') stderrOutput.write(`· ${event.text}`);
       else if (event.kind === 'no_worker') {
         stderrOutput.write(
-          `· no worker has answered for ${Math.round(event.afterMs / 1000)} s; is \`durable-agent worker\` running?`,
+          event.text
+            ? `· ${event.text}`
+            : `· no worker has answered for ${Math.round(event.afterMs / 1000)} s; is \`durable-agent worker\` running?`,
         );
       } else if (event.kind === 'approval_needed') {
         stderrOutput.write(
@@ -311,7 +313,7 @@ export function buildProgram(): Command {
       const warning = parkWarning(input, headless);
       if (warning) process.stderr.write(`${warning}\n`);
       const jobId = flags.jobId ?? newJobId();
-      await withClient(true, async ({ client, description }) => {
+      await withClient(true, async ({ client, description, embedded }) => {
         const outcome = await startOrAttach(client, jobId, input, flags.taskQueue);
         if (outcome.kind === 'finished') {
           process.stderr.write(`job ${jobId} already ended (${outcome.status}); its result:\n`);
@@ -344,6 +346,7 @@ export function buildProgram(): Command {
           follow(handle, progress, {
             ...(approver ? { approver } : {}),
             ...(printer ? { printer } : {}),
+            ...(embedded ? { noWorker: embeddedNoWorker() } : {}),
           }),
         );
         printResult(jobId, ended, format, streamJson, format === 'text');
@@ -464,7 +467,7 @@ export function buildProgram(): Command {
     .argument('<id>', 'job id')
     .action(async (id: string) => {
       const { tailJob } = await import('./tail');
-      await withClient(true, async ({ client }) => {
+      await withClient(true, async ({ client, embedded }) => {
         const stop = new AbortController();
         // The first Ctrl-C stops watching; a second one, handled by Node again, ends the process at once.
         const onInterrupt = () => stop.abort();
@@ -473,6 +476,7 @@ export function buildProgram(): Command {
           process.exitCode = await tailJob(client, id, stdoutOutput, {
             signal: stop.signal,
             notes: { write: (line) => process.stderr.write(`${line}\n`) },
+            ...(embedded ? { noWorker: embeddedNoWorker() } : {}),
           });
         } finally {
           process.off('SIGINT', onInterrupt);

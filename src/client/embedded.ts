@@ -369,7 +369,8 @@ export async function ensureEmbeddedWorker(
     await (await openContentStore(process.env)).check();
     const log = fs.openSync(path.join(home, 'logs', 'worker.log'), 'a');
     // The worker runs the same build as this CLI: compiled JS, or TypeScript under ts-node in tests.
-    const workerMain = path.join(__dirname, '..', 'worker', `main${path.extname(__filename)}`);
+    // Its supervisor starts it, and starts it again whenever it dies (`worker/supervisor.ts`).
+    const workerMain = path.join(__dirname, '..', 'worker', `supervisor${path.extname(__filename)}`);
     // Credentials go over a pipe, so the worker's /proc/<pid>/environ, which every command of
     // this user can read for the worker's whole life, holds none.
     const handoff = secretHandoffSpawn(
@@ -394,6 +395,23 @@ export async function ensureEmbeddedWorker(
     });
     return { pid: child.pid, started: true };
   });
+}
+
+/** After this long without an answer from a running background worker, its log is worth a look. */
+const SLOW_WORKER_MS = 60_000;
+
+/**
+ * For a follower (`run`, `tail`) on the embedded default when no worker answers: the background
+ * worker is started again if it stopped (its supervisor too was gone: a reboot, a kill); while it
+ * runs (its supervisor restarting it), nothing is said for a minute, then where its log is.
+ */
+export function embeddedNoWorker(home = dataHome()): (afterMs: number) => Promise<string | undefined> {
+  return async (afterMs) => {
+    const worker = await ensureEmbeddedWorker(await ensureEmbeddedServer(home), home);
+    if (worker.started) return `the background worker had stopped: started it again (pid ${worker.pid})`;
+    if (afterMs < SLOW_WORKER_MS) return undefined;
+    return `the background worker (pid ${worker.pid}) has not answered for ${Math.round(SLOW_WORKER_MS / 1000)} s; its log: ${path.join(home, 'logs', 'worker.log')}`;
+  };
 }
 
 /**

@@ -75,6 +75,12 @@ export interface FollowOptions {
    * (`print(events)`) gets the job's recorded events only (an `assistant_text` with its whole text).
    */
   printer?: FollowListener | RecordedEventPrinter;
+  /**
+   * Asked each time no worker has answered for a while (how long, in ms): a line to show instead of
+   * the generic hint, or undefined to say nothing yet. The embedded default starts its background
+   * worker again here when it stopped (see `embeddedNoWorker`).
+   */
+  noWorker?: (afterMs: number) => Promise<string | undefined>;
 }
 
 /** Receives the job's recorded events, as the `snapshot` query has them. */
@@ -157,6 +163,8 @@ export async function follow(
       (error: unknown) => (failure = error ?? new Error('job failed')),
     );
   let warned = false;
+  let unansweredSince: number | undefined;
+  const told = new Set<string>();
   let asking: { toolUseId: string; controller: AbortController } | undefined;
   // The job's state changes only with its history, so the query (answered by a worker) is asked
   // again only when the history grew: not at all while a reply streams or a tool runs.
@@ -175,6 +183,7 @@ export async function follow(
           ]);
           if (signal?.aborted) break;
           if (snapshot) {
+            unansweredSince = undefined;
             queriedHistory = covers;
             queriedAt = Date.now();
             live.onSnapshot(snapshot);
@@ -183,6 +192,15 @@ export async function follow(
             const next = snapshot.pendingApprovals[0];
             if (options.approver && !asking && next)
               asking = ask(handle, next, options.approver, () => (asking = undefined));
+          } else if (options.noWorker) {
+            unansweredSince ??= Date.now() - NO_WORKER_MS;
+            const text = await options
+              .noWorker(Date.now() - unansweredSince)
+              .catch((error: unknown) => `could not start the background worker again: ${String(error)}`);
+            if (text !== undefined && !told.has(text)) {
+              told.add(text);
+              listener.onEvent({ kind: 'no_worker', afterMs: Date.now() - unansweredSince, text });
+            }
           } else if (!warned) {
             warned = true;
             listener.onEvent({ kind: 'no_worker', afterMs: NO_WORKER_MS });

@@ -82,6 +82,8 @@ export interface EarlierEventsDroppedEvent {
 export interface NoWorkerEvent {
   kind: 'no_worker';
   afterMs: number;
+  /** What happened or what to do, when the follower knows better than the generic hint (the embedded default). */
+  text?: string;
 }
 
 export type FollowEvent =

@@ -112,8 +112,10 @@ export class LivePrinter implements FollowListener {
         break;
       case 'no_worker':
         this.line(
-          `· no worker has answered for ${Math.round(event.afterMs / 1000)} s; ` +
-            'is `durable-agent worker` running for this task queue?',
+          event.text
+            ? `· ${event.text}`
+            : `· no worker has answered for ${Math.round(event.afterMs / 1000)} s; ` +
+                'is `durable-agent worker` running for this task queue?',
         );
         break;
     }

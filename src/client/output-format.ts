@@ -252,7 +252,12 @@ export class StreamJsonPrinter {
         });
         break;
       case 'no_worker':
-        this.line({ type: 'system', subtype: 'no_worker', after_ms: event.afterMs });
+        this.line({
+          type: 'system',
+          subtype: 'no_worker',
+          after_ms: event.afterMs,
+          ...(event.text ? { message: event.text } : {}),
+        });
         break;
       default:
         break;

@@ -23,6 +23,8 @@ export interface TailOptions {
   /** Where the "keeps running" note goes (stderr, so stdout holds only the job's view). */
   notes: Output;
   pollMs?: number;
+  /** See `FollowOptions.noWorker`. */
+  noWorker?: (afterMs: number) => Promise<string | undefined>;
 }
 
 /**
@@ -44,6 +46,7 @@ export async function tailJob(client: Client, id: string, out: Output, options: 
     terminal = await follow(handle, out, {
       signal: options.signal,
       ...(options.pollMs !== undefined ? { pollMs: options.pollMs } : {}),
+      ...(options.noWorker ? { noWorker: options.noWorker } : {}),
     });
   } catch (error) {
     if (error instanceof WorkflowFailedError) {

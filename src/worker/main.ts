@@ -14,6 +14,7 @@ import { createWorker, defaultHostId } from './create-worker';
 import { SECRETS_FD_VAR, receiveSecrets, scrubSecrets } from './secret-handoff';
 import { workerSandboxOptions } from './sandbox-options';
 import { formatGrace, shutdownGraceFromEnv } from './shutdown-grace';
+import { stopWhenSupervisorGone } from './supervisor';
 import { describeLimits, workerLimitsFromEnv } from './worker-limits';
 
 /**
@@ -118,11 +119,14 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
     };
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
+    // A supervised worker (the embedded default) whose supervisor is gone stops as on SIGTERM.
+    const orphaned = stopWhenSupervisorGone(config, () => process.kill(process.pid, 'SIGTERM'));
     try {
       await worker.run();
     } finally {
       process.off('SIGTERM', onSignal);
       process.off('SIGINT', onSignal);
+      clearInterval(orphaned);
     }
     await orphans.stop();
     console.error('durable-agent worker stopped');

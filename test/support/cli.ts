@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
 import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { TS_NODE_ARGS } from './ts-run';
@@ -62,4 +63,31 @@ export function exitedWithOutput(child: ChildProcess): Promise<number | null> {
       });
     });
   });
+}
+
+/** The pids whose parent is `pid` (from /proc). */
+export function childrenOf(pid: number): number[] {
+  const children: number[] = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(') ') + 2).split(' ')[1]) === pid) children.push(Number(entry));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return children;
+}
+
+/**
+ * SIGKILL the embedded default's worker together with the supervisor that would start it again:
+ * no worker answers until a command starts one. Returns the supervisor's pid.
+ */
+export function killEmbeddedWorker(home: string): number {
+  const { pid } = JSON.parse(fs.readFileSync(path.join(home, 'embedded-worker.json'), 'utf8')) as { pid: number };
+  const workers = childrenOf(pid);
+  process.kill(pid, 'SIGKILL');
+  for (const worker of workers) process.kill(worker, 'SIGKILL');
+  return pid;
 }

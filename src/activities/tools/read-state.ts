@@ -28,4 +28,3 @@ export function staleReadError(recorded: FileReadState | undefined, current: Sta
 export function stateOf(info: Stats, partial: boolean): FileReadState {
   return { mtimeMs: info.mtimeMs, size: info.size, partial };
 }
-
