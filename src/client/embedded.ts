@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -36,6 +37,43 @@ interface ProcessRecord {
   modelCredentials?: boolean;
   /** The worker's: how long it lets running tools finish after SIGTERM (absent in older records). */
   shutdownGraceMs?: number;
+  /** The worker's: where its model calls go, as {@link modelSettingsOf} (absent in older records). */
+  modelSettings?: ModelSettings;
+}
+
+/**
+ * Where a worker's model calls go: the endpoint, and a short hash of each credential (never the
+ * credential), so a shell whose settings changed is noticed.
+ */
+interface ModelSettings {
+  baseUrl: string;
+  apiKey?: string;
+  authToken?: string;
+}
+
+const DEFAULT_BASE_URL = 'https://api.anthropic.com';
+
+export function modelSettingsOf(env: NodeJS.ProcessEnv): ModelSettings {
+  const digest = (value: string | undefined) =>
+    value?.trim() ? createHash('sha256').update(value.trim()).digest('hex').slice(0, 12) : undefined;
+  const apiKey = digest(env.ANTHROPIC_API_KEY);
+  const authToken = digest(env.ANTHROPIC_AUTH_TOKEN);
+  return {
+    baseUrl: env.ANTHROPIC_BASE_URL?.trim() || DEFAULT_BASE_URL,
+    ...(apiKey ? { apiKey } : {}),
+    ...(authToken ? { authToken } : {}),
+  };
+}
+
+/** What differs between the worker's model settings and this shell's, in words, or undefined. */
+function modelSettingsChange(worker: ModelSettings | undefined, shell: ModelSettings): string | undefined {
+  if (!worker) return undefined;
+  const changes: string[] = [];
+  if (worker.baseUrl !== shell.baseUrl)
+    changes.push(`ANTHROPIC_BASE_URL is now ${shell.baseUrl} (was ${worker.baseUrl})`);
+  if (worker.apiKey !== shell.apiKey) changes.push('ANTHROPIC_API_KEY is another');
+  if (worker.authToken !== shell.authToken) changes.push('ANTHROPIC_AUTH_TOKEN is another');
+  return changes.length > 0 ? changes.join(', ') : undefined;
 }
 
 /** True when the embedded worker of `home` runs and was started with model credentials. */
@@ -358,10 +396,16 @@ export async function ensureEmbeddedWorker(
     if (known && isProcessAlive(known.pid) && known.port === Number(server.address.split(':')[1])) {
       // A worker some shell without a key started (any `ls` does) would leave every model call
       // waiting: this shell has a key, so the worker is started again with it.
-      if (known.modelCredentials !== false || !hasModelCredentials(process.env))
-        return { pid: known.pid, started: false };
+      const shellHasCredentials = hasModelCredentials(process.env);
+      // A shell without credentials (any `ls` from another terminal) never replaces a worker's.
+      const changed = shellHasCredentials
+        ? known.modelCredentials === false
+          ? 'it has no model credentials, and this shell has ANTHROPIC_API_KEY'
+          : modelSettingsChange(known.modelSettings, modelSettingsOf(process.env))
+        : undefined;
+      if (changed === undefined) return { pid: known.pid, started: false };
       process.stderr.write(
-        `· restarting the background worker (pid ${known.pid}): it has no model credentials, and this shell has ANTHROPIC_API_KEY; jobs waiting for a model call go on\n`,
+        `· restarting the background worker (pid ${known.pid}): ${changed}; running tools finish on the old one, and every job's next model call uses this shell's settings\n`,
       );
       await stopProcess(known.pid);
     }
@@ -392,6 +436,7 @@ export async function ensureEmbeddedWorker(
       startedAt: new Date().toISOString(),
       modelCredentials: hasModelCredentials(process.env),
       shutdownGraceMs: graceOf(process.env),
+      modelSettings: modelSettingsOf(process.env),
     });
     return { pid: child.pid, started: true };
   });
