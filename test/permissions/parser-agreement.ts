@@ -1,9 +1,8 @@
-import { parseShell } from '../../src/shared/permissions/shell-parse';
-import { splitShellCommand } from '../../src/shared/tools/bash-classify';
+import { parseShell, splitShellCommand } from '../../src/shared/shell';
 
 /**
- * The repository has two readers of the same grammar: `splitShellCommand` (bash-classify.ts),
- * which allow rules use, and `parseShell` (shell-parse.ts), which deny rules and the read-only
+ * The repository has two readers of the same grammar: `splitShellCommand` (shell/split.ts),
+ * which allow rules use, and `parseShell` (shell/parse.ts), which deny rules and the read-only
  * test use. Where both read a command, they must find the same simple commands: if they did not,
  * an allow rule could approve a command that deny rules read differently.
  *

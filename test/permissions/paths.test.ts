@@ -115,11 +115,29 @@ describe('src/shared/permissions stays workflow-safe', () => {
     for (const specifier of imports) expect(specifier).toMatch(/^\.\.?\//);
     expect(source).not.toMatch(/\bprocess\.|\bDate\b|Math\.random|require\(/);
   });
+});
 
-  it('bash-classify.ts, which it imports, is pure too and imports only from here', () => {
-    const source = fs.readFileSync(path.join(__dirname, '../../src/shared/tools/bash-classify.ts'), 'utf8');
+describe('src/shared/shell, which it imports, stays workflow-safe', () => {
+  const dir = path.join(__dirname, '../../src/shared/shell');
+  const permissions = path.join(__dirname, '../../src/shared/permissions');
+  const files = ['.', 'programs'].flatMap((sub) =>
+    fs
+      .readdirSync(path.join(dir, sub))
+      .filter((name) => name.endsWith('.ts'))
+      .map((name) => path.join(sub, name)),
+  );
+
+  it.each(files)('%s imports only from here or the permission engine, and reads no clock or environment', (name) => {
+    const file = path.join(dir, name);
+    const source = fs.readFileSync(file, 'utf8');
     const imports = [...source.matchAll(/from '([^']+)'/g)].map((match) => match[1] as string);
-    for (const specifier of imports) expect(specifier).toMatch(/^\.\.\/permissions\//);
+    for (const specifier of imports) {
+      expect(specifier).toMatch(/^\.\.?\//);
+      const target = path.resolve(path.dirname(file), specifier);
+      expect(target.startsWith(dir + path.sep) || target === dir || target.startsWith(permissions + path.sep)).toBe(
+        true,
+      );
+    }
     expect(source).not.toMatch(/\bprocess\.|\bDate\b|Math\.random|require\(/);
   });
 });

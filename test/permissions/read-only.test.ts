@@ -1,8 +1,5 @@
 import { decidePermission, type PermissionContext } from '../../src/shared/permissions';
-import { readBashCommand } from '../../src/shared/permissions/bash-invocations';
-import { classifyReadOnlyBash } from '../../src/shared/permissions/bash-read-only';
-import { parseShell } from '../../src/shared/permissions/shell-parse';
-import { isReadOnlyBashCommand } from '../../src/shared/tools/bash-classify';
+import { classifyReadOnlyBash, isReadOnlyBashCommand, parseShell, readBashCommand } from '../../src/shared/shell';
 
 describe('parseShell', () => {
   const words = (command: string) => parseShell(command).commands.map((c) => c.words.map((w) => w.value));

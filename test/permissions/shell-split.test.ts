@@ -1,4 +1,4 @@
-import { isReadOnlyBashCommand, splitShellCommand } from '../../src/shared/tools/bash-classify';
+import { isReadOnlyBashCommand, splitShellCommand } from '../../src/shared/shell';
 import { disagreements } from './parser-agreement';
 
 const texts = (command: string) => {

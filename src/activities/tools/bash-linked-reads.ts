@@ -2,8 +2,7 @@ import type { Dirent } from 'node:fs';
 import { readdir, realpath, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import * as path from 'node:path';
-import { readBashCommand } from '../../shared/permissions/bash-invocations';
-import { readsOfProgram, type BashRead } from '../../shared/permissions/bash-read-only';
+import { readBashCommand, readsOfProgram, type BashRead } from '../../shared/shell';
 import type { ReadDenyGuard } from './read-deny';
 
 /**

@@ -6,21 +6,20 @@
  *   approved by a command rule; nor is a command whose program is not a plain word (`$X`, `r?`,
  *   `{r,}m`); a redirection to a file needs an exact rule.
  * - deny and ask rules are broad: they are matched against what will really run (see
- *   `bash-invocations.ts`): every simple command, nested ones included, with the program reduced to
+ *   `shell/invocations.ts`): every simple command, nested ones included, with the program reduced to
  *   its name, looked into through wrappers (`env`, `timeout`, `xargs`, `sudo`, ...), `sh -c`
  *   bodies, `find -exec`, `eval`. Where part of the command cannot be known from the text (a
  *   program or argument that is a variable, a substitution or a glob; a shell reading commands
  *   from a pipe; input the reader cannot parse), a rule that could match some expansion of it
  *   cannot be ruled out: the caller asks instead of allowing. So does code bash may run a second
  *   time from text (`'a[$(rm x)]'` handed to `declare`, `${x@P}`, `PS4=...`; see
- *   `bash-invocations.ts`): any Bash deny or ask rule might match what it runs.
+ *   `shell/invocations.ts`): any Bash deny or ask rule might match what it runs.
  * A false "deny" costs a prompt or a retry; a false "allow" can cost the repository.
  */
-import { splitShellCommand, type ShellSplit, type ShellSubCommand } from '../tools/bash-classify';
-import { programName, readBashCommand, type BashHidden, type BashReading, type Invocation } from './bash-invocations';
+import { parseShell, programName, readBashCommand, splitShellCommand } from '../shell';
+import type { BashHidden, BashReading, Invocation, ShellSplit, ShellSubCommand } from '../shell';
 import { escapeRegExp } from './paths';
 import { normalizeCommandBlanks } from './rules';
-import { parseShell } from './shell-parse';
 import type { ParsedRule } from './types';
 
 type BashRule = Extract<ParsedRule, { kind: 'bash-exact' | 'bash-prefix' | 'bash-wildcard' }>;

@@ -17,7 +17,7 @@
  * Finally dontAsk turns every "ask" into "deny" (the docs: dontAsk "auto-denies tools unless
  * pre-approved"), which makes it the right mode for CI.
  *
- * Bash rules are matched against what will really run (`bash.ts`, `bash-invocations.ts`). When a
+ * Bash rules are matched against what will really run (`bash.ts`, `shell/invocations.ts`). When a
  * part of the command is only known once it runs (the program is `$X`, `$(echo rm)`, a backtick
  * substitution, a glob such as `/bin/r?` or a brace expansion; a shell reads commands from a
  * pipe; the reader cannot parse the line) and a Bash deny or ask rule could match what it turns
@@ -29,7 +29,7 @@
  * the user asked for everything to run and there is no rule to protect), and no allow rule other
  * than the bare `Bash` ever approves it.
  *
- * git's own configuration counts as code only known when it runs (`git-invocation.ts`): a
+ * git's own configuration counts as code only known when it runs (`shell/programs/git.ts`): a
  * subcommand that is not one of git's (an alias from the repository's config may stand behind it),
  * `-c` settings that name a program, `--config-env`, `--exec-path=`, git by its path, and the
  * `GIT_*` variables through which git runs programs.
@@ -64,11 +64,10 @@
  *
  * "Read-only" Bash (auto-allowed in default, acceptEdits, plan and dontAsk) means read-only and
  * inside: every path the command names resolves inside the workspace or an added directory
- * (`bash-read-only.ts`), and none is covered by a Read deny or ask rule; `/proc`, `/sys`, home
+ * (`shell/read-only.ts`), and none is covered by a Read deny or ask rule; `/proc`, `/sys`, home
  * dot files and anything outside take the mode's normal course. Read, Glob and Grep inside an added
  * directory are allowed as inside the workspace, and acceptEdits accepts edits there too.
  */
-import type { ShellSubCommand } from '../tools/bash-classify';
 import {
   allowRuleMatchesSubCommand,
   analyzeBashCommand,
@@ -79,8 +78,14 @@ import {
   plainProgram,
   type BashAnalysis,
 } from './bash';
-import { classifyReadOnlyBash, readsOfProgram, type ReadOnlyContext, type ReadOnlyVerdict } from './bash-read-only';
-import type { Refusal } from './bash-read-only-programs';
+import {
+  classifyReadOnlyBash,
+  readsOfProgram,
+  type ReadOnlyContext,
+  type ReadOnlyVerdict,
+  type Refusal,
+  type ShellSubCommand,
+} from '../shell';
 import {
   isInsideDirectory,
   isInWorkingDirectories,

@@ -5,7 +5,7 @@
  * move or run arbitrary code), the file for an edit or a read, the directory for a search, and
  * the bare tool name otherwise.
  */
-import { splitShellCommand, type ShellToken } from '../tools/bash-classify';
+import { splitShellCommand, type ShellToken } from '../shell';
 import { isInsideDirectory, normalizeDirectory, normalizePosixPath, relativeSegments } from './paths';
 import { EDIT_FAMILY } from './rules';
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ToolDefinition } from '../tool-definition';
-import { isReadOnlyBashCommand } from './bash-classify';
+import { isReadOnlyBashCommand } from '../shell';
 import { patternField, textField } from './schema-parts';
 import { lazySchema } from '../lazy-schema';
 

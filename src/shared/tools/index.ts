@@ -18,7 +18,7 @@ export { multiEditTool, type MultiEditInput } from './multi-edit';
 export { readTool, type ReadInput } from './read';
 export { writeTool, type WriteInput } from './write';
 export { todoWriteTool, type TodoItem, type TodoWriteInput, TODO_WRITE_RESULT } from './todo-write';
-export { isReadOnlyBashCommand } from './bash-classify';
+export { isReadOnlyBashCommand } from '../shell';
 export { formatInputValidationError, parseErrorOptions } from './input-validation-error';
 
 /** Every tool the model is offered, in the order it sees them. */

@@ -1,6 +1,9 @@
 /**
- * What git itself may run besides the subcommand a rule names. A deny rule such as
- * `Bash(git push:*)` or `Bash(rm:*)` must not be walked around by git's configuration:
+ * git as a program model, for both readings the permission engine makes of a command line.
+ *
+ * Deny and ask rules (`invocations.ts`): what git itself may run besides the subcommand a rule
+ * names. A deny rule such as `Bash(git push:*)` or `Bash(rm:*)` must not be walked around by
+ * git's configuration:
  * - `git -c alias.p=push p`, `git -c alias.x='!rm f' x`: an alias renames a subcommand or runs a
  *   shell command, and any word that is not one of git's own commands may be an alias from the
  *   repository's config (`git p` with `[alias] p = push` in .git/config);
@@ -9,9 +12,19 @@
  * - `--config-env`, `--exec-path=DIR`: settings from the environment, programs from a folder;
  * - `GIT_SSH_COMMAND=...`, `GIT_EDITOR=...`, `GIT_CONFIG_*`, ...: the same through the environment.
  * Each is reported as code only known when the command runs, which makes any Bash deny or ask rule
- * "cannot be ruled out" (see `decide.ts`). Settings a repository's config file makes are for the
- * git shim (`git-shim/git`), which sees them when the command runs.
+ * "cannot be ruled out" (see `permissions/decide.ts`). Settings a repository's config file makes
+ * are for the git shim (`git-shim/git`), which sees them when the command runs.
+ *
+ * The read-only test (`read-only.ts`, whose module comment says why): `status`, `log`, `diff`,
+ * `show` and listing `branch` only read, in their plain form; and (generation 2) what git prints
+ * from history (`diff`, `show`, `log -p`, `cat-file`, ...) is a read too, for Read deny rules.
+ * Pure code.
  */
+import { engineAtLeast } from '../../permissions/types';
+import type { ShellWord } from '../types';
+import { refuse, show, sliceWord, type PathScope, type Refusal } from './check';
+
+// --- what git may run, for deny and ask rules ----------------------------------------------------
 
 /**
  * git's own commands (`git --list-cmds=main` of git 2.39, and later additions): words that can be
@@ -171,4 +184,131 @@ function settingDanger(setting: GitWord): string[] {
   return PROGRAM_KEY.test(key)
     ? [`git -c ${JSON.stringify(setting.raw)} names a program or command for git to run`]
     : [];
+}
+
+// --- global options ------------------------------------------------------------------------------
+
+/** git's global options that take the next word as their value. */
+export const GIT_GLOBAL_WITH_VALUE = new Set(['-C', '-c', '--git-dir', '--work-tree', '--namespace', '--config-env']);
+/** More of them, read from generation 2 on. */
+export const GIT_GLOBAL_WITH_VALUE_2 = new Set(['--attr-source', '--shallow-file', '--super-prefix', '--list-cmds']);
+
+// --- what only reads, for the read-only test -----------------------------------------------------
+
+const GIT_READ_ONLY = new Set(['status', 'log', 'diff', 'show', 'branch']);
+const GIT_BRANCH_LIST_FLAGS = new Set([
+  '-a',
+  '-r',
+  '-v',
+  '-vv',
+  '-l',
+  '--all',
+  '--remotes',
+  '--verbose',
+  '--list',
+  '--show-current',
+  '--no-color',
+]);
+/** Long options of these subcommands that write files, read outside the repository or run programs. */
+const GIT_UNSAFE = [
+  'output',
+  'output-directory',
+  'ext-diff',
+  'textconv',
+  'no-index',
+  'show-signature',
+  'open-files-in-pager',
+  'exec',
+  'upload-pack',
+  'receive-pack',
+  'contents',
+];
+
+export function checkGit(args: ShellWord[], scope: PathScope): Refusal | undefined {
+  // Global options (-c, -C, --git-dir, --exec-path, ...) may point git at other repositories or
+  // configured programs, so the subcommand must come first.
+  const [sub, ...rest] = args;
+  if (sub === undefined || !sub.literal || !GIT_READ_ONLY.has(sub.value)) {
+    // Not read-only, but what they print is still a read, for Read deny rules (generation 2).
+    if (sub?.literal === true && GIT_PRINTS_FILES.has(sub.value) && engineAtLeast(scope.engine, 2)) {
+      if (rest.every((arg) => arg.literal)) contentReads(rest, scope);
+    }
+    return refuse(sub === undefined ? 'git without a subcommand is not read-only' : `git ${sub.raw} is not read-only`);
+  }
+  const unknown = rest.find((arg) => !arg.literal);
+  if (unknown !== undefined) return refuse(`${show(unknown)} is only known when the command runs`);
+  if (sub.value === 'branch') {
+    const other = rest.find((arg) => !GIT_BRANCH_LIST_FLAGS.has(arg.value));
+    return other === undefined ? undefined : refuse(`git branch ${other.raw} may change branches`);
+  }
+  let endOfOptions = false;
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i] as ShellWord;
+    const value = arg.value;
+    if (!endOfOptions && value === '--') {
+      endOfOptions = true;
+      continue;
+    }
+    if (!endOfOptions && value.startsWith('--')) {
+      const name = value.slice(2).split('=')[0] as string;
+      // git also accepts unambiguous abbreviations (`--out=x` is `--output=x`).
+      if (GIT_UNSAFE.some((unsafe) => unsafe.startsWith(name)))
+        return refuse(`git ${sub.value} ${value} is not read-only`);
+      continue;
+    }
+    if (!endOfOptions && value.startsWith('-') && value.length > 1) {
+      if (!value.startsWith('-O')) continue;
+      // -O<orderfile>: a file git reads.
+      const file = value.length > 2 ? sliceWord(arg, 2) : rest[++i];
+      const refusal = file === undefined ? undefined : scope.path(file, { globs: false, tree: false });
+      if (refusal !== undefined) return refusal;
+      continue;
+    }
+    const refusal = scope.path(arg, { globs: false, tree: false });
+    if (refusal !== undefined) return refusal;
+  }
+  // Generation 2: what git prints from history is a read too.
+  return engineAtLeast(scope.engine, 2) && printsContent(sub.value, rest) ? contentReads(rest, scope) : undefined;
+}
+
+/** Subcommands that are not read-only here but print files' contents from the repository. */
+const GIT_PRINTS_FILES = new Set(['cat-file', 'grep', 'archive', 'blame', 'annotate', 'format-patch', 'whatchanged']);
+
+/** `git log` options that make it print changes, not only commits. */
+const GIT_LOG_PATCH =
+  /^(?:-[a-zA-Z]*[pu][a-zA-Z]*|-U\d*|-L.*|-c|--cc|--dd|--patch.*|--unified.*|--word-diff.*|--color-words.*|--full-diff|--remerge-diff|--diff-merges.*|--binary)$/;
+
+/** Whether git prints file contents from the repository (`diff`, `show`, `log -p`), not only names. */
+function printsContent(sub: string, args: ShellWord[]): boolean {
+  if (sub === 'diff' || sub === 'show') return true;
+  // `git status -v` shows the staged changes, `-vv` the unstaged ones too.
+  if (sub === 'status') return args.some((arg) => /^(?:-v+|--verbose)$/.test(arg.value));
+  if (sub !== 'log') return false;
+  const end = args.findIndex((arg) => arg.value === '--');
+  return (end < 0 ? args : args.slice(0, end)).some((arg) => GIT_LOG_PATCH.test(arg.value));
+}
+
+/**
+ * What a content-printing git command may print, as reads for Read deny rules: contents come
+ * from commits and the index, not from the files named, so `HEAD:secret/key` reads secret/key and
+ * a command that no pathspec after `--` limits may print any file of the repository.
+ */
+function contentReads(args: ShellWord[], scope: PathScope): Refusal | undefined {
+  const end = args.findIndex((arg) => arg.value === '--');
+  for (const arg of end < 0 ? args : args.slice(0, end)) {
+    const colon = arg.value.indexOf(':');
+    if (arg.value.startsWith('-') || colon < 0 || colon === arg.value.length - 1) continue;
+    const refusal = scope.path(sliceWord(arg, colon + 1), { globs: false, tree: true });
+    if (refusal !== undefined) return refusal;
+  }
+  const pathspecs = end < 0 ? [] : args.slice(end + 1);
+  if (pathspecs.length === 0) {
+    scope.cwd(true);
+    return undefined;
+  }
+  for (const pathspec of pathspecs) {
+    const refusal = scope.path(pathspec, { globs: false, tree: true });
+    if (refusal !== undefined) return refusal;
+  }
+  return undefined;
 }

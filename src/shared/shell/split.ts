@@ -1,37 +1,10 @@
 /**
- * Shell command classification shared by the workflow (permissions, concurrency) and the tools.
- * Pure code: the workflow bundle imports it.
- *
- * - {@link isReadOnlyBashCommand}: "does this command certainly change nothing, and read only
- *   inside the working directories?" (the rules are in `permissions/bash-read-only.ts`).
- * - {@link splitShellCommand}: the simple commands of a plain command line, for allow rules.
+ * Splitting a command line into its simple commands, for allow rules. Deliberately strict and
+ * separate from the full reader in `parse.ts` (which deny rules and the read-only test use): this
+ * one answers "is this a plain list of simple commands, and which?", and refuses everything else,
+ * so an allow rule never approves what it cannot see whole. Pure code: the workflow bundle
+ * imports it.
  */
-import { classifyReadOnlyBash, type ReadOnlyContext } from '../permissions/bash-read-only';
-
-export type { ReadOnlyContext } from '../permissions/bash-read-only';
-
-/**
- * True only when `command` certainly changes nothing and every path it names resolves inside the
- * workspace or an added directory. It drives auto-approval in default and plan mode, concurrency
- * and crash-retry safety, so every doubt answers false.
- *
- * Without a context (the scheduler's concurrency and crash-retry classification) no workspace is
- * known: only relative paths that stay inside the working directory count as inside, and any
- * absolute path, `~` or variable makes the command not read-only. That can only cost a little
- * parallelism, never a side effect run twice.
- */
-export function isReadOnlyBashCommand(command: string, context?: ReadOnlyContext): boolean {
-  // The scheduler's classification is a workflow decision: pinned to the first generation of the
-  // reading unless the caller names one, so a newer reading never changes it on replay.
-  return classifyReadOnlyBash(command, { engine: 1, ...context }).readOnly;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Splitting a command line into its simple commands, for allow rules. Deliberately strict and
-// separate from the full reader in `permissions/shell-parse.ts` (which deny rules and the
-// read-only test use): this one answers "is this a plain list of simple commands, and which?",
-// and refuses everything else, so an allow rule never approves what it cannot see whole.
-// ---------------------------------------------------------------------------------------------
 
 /** One word of a simple command: its source text and its value after quote removal. */
 export interface ShellToken {

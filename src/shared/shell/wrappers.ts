@@ -5,7 +5,7 @@
  * program; a word only known at run time where an option or the program should be makes the
  * program unknown. Pure code.
  */
-import type { ShellWord } from './shell-parse';
+import type { ShellWord } from './types';
 
 /**
  * Programs that run another program given in their arguments, with options this module does not

@@ -12,7 +12,7 @@
  * added directory after `~`, variables and globs are considered. Redirections only to `/dev/null`
  * and between descriptors. Refused: anything else, including every variable, substitution,
  * subshell, control structure, background job and here-document, and any text holding code bash
- * may run a second time (`'$(...)'` or a backtick, even quoted; see `shell-parse.ts`).
+ * may run a second time (`'$(...)'` or a backtick, even quoted; see `parse.ts`).
  *
  * Relative paths resolve against the workspace (the Bash tool's working directory); without a
  * workspace, only relative paths that do not climb out of it count as inside. Symbolic links
@@ -26,9 +26,15 @@
  * run programs (`--output`, `--ext-diff`, `--textconv`, `--no-index`, `--show-signature`, and
  * any abbreviation of them) never are.
  */
-import { isGlobInWorkingDirectories, isInWorkingDirectories, normalizeDirectory, normalizePosixPath } from './paths';
-import { hasWildcard, PROGRAMS, refuse, show, type PathScope, type Refusal } from './bash-read-only-programs';
-import { parseShell, type ShellCommand, type ShellRedirect, type ShellWord } from './shell-parse';
+import {
+  isGlobInWorkingDirectories,
+  isInWorkingDirectories,
+  normalizeDirectory,
+  normalizePosixPath,
+} from '../permissions/paths';
+import { parseShell } from './parse';
+import { hasWildcard, PROGRAMS, refuse, show, type PathScope, type Refusal } from './programs';
+import type { ShellCommand, ShellRedirect, ShellWord } from './types';
 
 /** Where a Bash command runs: its working directories and the home directory for `~`. */
 export interface ReadOnlyContext {
@@ -55,6 +61,22 @@ export interface BashRead {
 
 /** The answer: read-only with what it reads, or not, with why. */
 export type ReadOnlyVerdict = { readOnly: true; reads: BashRead[] } | Refusal;
+
+/**
+ * True only when `command` certainly changes nothing and every path it names resolves inside the
+ * workspace or an added directory. It drives auto-approval in default and plan mode, concurrency
+ * and crash-retry safety, so every doubt answers false.
+ *
+ * Without a context (the scheduler's concurrency and crash-retry classification) no workspace is
+ * known: only relative paths that stay inside the working directory count as inside, and any
+ * absolute path, `~` or variable makes the command not read-only. That can only cost a little
+ * parallelism, never a side effect run twice.
+ */
+export function isReadOnlyBashCommand(command: string, context?: ReadOnlyContext): boolean {
+  // The scheduler's classification is a workflow decision: pinned to the first generation of the
+  // reading unless the caller names one, so a newer reading never changes it on replay.
+  return classifyReadOnlyBash(command, { engine: 1, ...context }).readOnly;
+}
 
 /** Classify `command` (see the module comment). */
 export function classifyReadOnlyBash(command: string, context: ReadOnlyContext = {}): ReadOnlyVerdict {
