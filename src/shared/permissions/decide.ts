@@ -67,98 +67,29 @@
  * (`shell/read-only.ts`), and none is covered by a Read deny or ask rule; `/proc`, `/sys`, home
  * dot files and anything outside take the mode's normal course. Read, Glob and Grep inside an added
  * directory are allowed as inside the workspace, and acceptEdits accepts edits there too.
+ *
+ * This file holds the order above; the Bash-specific parts are in `decide-bash.ts`, the mode's
+ * default in `decide-mode.ts`, and the call's description and wording in `decide-call.ts`.
  */
+import { analyzeBashCommand, isBashCommandRule, matchBashRuleBroadly } from './bash';
+import { allowBash, readCoverOf, readOnlyUnderRules } from './decide-bash';
 import {
-  allowRuleMatchesSubCommand,
-  analyzeBashCommand,
-  bashRuleMatchesText,
-  hiddenCodeIn,
-  isBashCommandRule,
-  matchBashRuleBroadly,
-  plainProgram,
-  type BashAnalysis,
-} from './bash';
-import {
-  classifyReadOnlyBash,
-  readsOfProgram,
-  type ReadOnlyContext,
-  type ReadOnlyVerdict,
-  type Refusal,
-  type ShellSubCommand,
-} from '../shell';
-import {
-  isInsideDirectory,
-  isInWorkingDirectories,
-  matchPathPattern,
-  normalizeDirectory,
-  pathPatternMayCover,
-  relativeSegments,
-  resolveToolPath,
-} from './paths';
-import { EDIT_FAMILY, normalizeCommandBlanks, parseRule, READ_FAMILY, ruleAppliesTo } from './rules';
+  describeAction,
+  displayPath,
+  familyOf,
+  parseLists,
+  quote,
+  type AllowResult,
+  type Call,
+  type Entry,
+  type Outcome,
+} from './decide-call';
+import { modeDefault } from './decide-mode';
+import type { ReadOnlyContext } from '../shell';
+import { isInsideDirectory, matchPathPattern, normalizeDirectory, resolveToolPath } from './paths';
+import { ruleAppliesTo } from './rules';
 import { suggestAllowRule } from './suggest';
-import type {
-  ParsedRule,
-  PermissionContext,
-  PermissionDecision,
-  PermissionMode,
-  PermissionRules,
-  RuleList,
-} from './types';
-import { engineAtLeast } from './types';
-import { WORKSPACE_PROTECTED_PATHS } from '../protected-names';
-
-/**
- * Directories whose files are never edited automatically by acceptEdits (Claude Code: "writes to
- * .git, .claude, .vscode and .idea directories still prompt"; `.claude/commands`, `agents` and
- * `skills` are exempt). Matched at any depth inside the workspace.
- */
-const PROTECTED_DIRECTORIES = new Set(['.git', '.claude', '.vscode', '.idea']);
-const CLAUDE_EXEMPT = new Set(['commands', 'agents', 'skills']);
-
-type Family = 'bash' | 'read' | 'edit' | 'todo' | 'unknown';
-
-interface Call {
-  tool: string;
-  family: Family;
-  workspace: string;
-  homeDir: string | undefined;
-  /** The workspace and the added directories, normalised. */
-  roots: string[];
-  /** Where Bash commands run, for the read-only test. */
-  scope: ReadOnlyContext;
-  /** Why the input cannot be evaluated (the tool will reject it before doing anything). */
-  invalid?: string;
-  /** Absolute, normalised path of a Read/Glob/Grep/Edit/MultiEdit/Write call. */
-  path?: string;
-  bash?: BashAnalysis;
-  readOnly: boolean;
-  /** For Bash: why the command is not read-only. */
-  notReadOnly?: Refusal;
-  /** For Bash: the Read deny and ask rules, which also keep a command from counting as read-only. */
-  readRules?: Entry[];
-  /** For Bash: a path a known reading program reads that a Read deny or ask rule covers. */
-  readCover?: { list: RuleList; rule: string; path: string; sure: boolean };
-  input: unknown;
-}
-
-interface Entry {
-  list: RuleList;
-  text: string;
-  rule?: ParsedRule;
-  error?: string;
-}
-
-interface Outcome {
-  behavior: 'allow' | 'deny' | 'ask';
-  /** For allow/deny: the whole reason. For ask: why approval is needed (a clause). */
-  reason: string;
-  rule?: string;
-  /** An ask that came from permissions.ask (or a rule that could not be evaluated). */
-  fromRule?: boolean;
-  /** For an ask from the mode's default: what the mode does (left out under dontAsk). */
-  modeClause?: string;
-}
+import type { PermissionContext, PermissionDecision, PermissionMode, RuleList } from './types';
 
 /**
  * Decide whether the call `toolName(input)` may run under `ctx` (mode, rules, workspace): allow,
@@ -339,90 +270,6 @@ function describeCall(tool: string, input: unknown, ctx: PermissionContext, list
   }
 }
 
-/**
- * The read-only verdict for a Bash command, where a read that a Read deny or ask rule covers
- * does not count as read-only: Bash cannot skip such files as the Read, Grep and Glob tools do.
- */
-function readOnlyUnderRules(command: string, call: Call): ReadOnlyVerdict {
-  const verdict = classifyReadOnlyBash(command, call.scope);
-  if (!verdict.readOnly) return verdict;
-  for (const read of verdict.reads) {
-    for (const entry of call.readRules ?? []) {
-      const rule = entry.rule as ParsedRule;
-      const covered =
-        rule.kind === 'tool' ||
-        (rule.kind === 'path' &&
-          (read.tree
-            ? pathPatternMayCover(read.path, rule.pattern, call.workspace, call.homeDir)
-            : matchPathPattern(read.path, rule.pattern, call.workspace, call.homeDir) !== false));
-      if (covered) {
-        const what = read.tree ? `everything below ${read.path}` : read.path;
-        return {
-          readOnly: false,
-          why: `it reads ${what}, and rule ${rule.text} in permissions.${entry.list} covers reading there`,
-          readRule: true,
-        };
-      }
-    }
-  }
-  return verdict;
-}
-
-/**
- * The first path that a known reading program in the command (`cat`, `head`, `grep`, ..., also
- * inside wrappers, substitutions and `sh -c`) reads and that a Read deny rule (else a Read ask
- * rule) covers. Claude Code's Read rules are meant for its file tools, but a `cat ~/.ssh/id_rsa`
- * is the same read: when the command names the path, the rule holds. A whole tree that merely
- * may contain such a path (`grep -r x .`) is not covered here; it only stops counting as
- * read-only (see readOnlyUnderRules). 'unknown' (a `~` rule without a home directory) asks.
- */
-function readCoverOf(call: Call): Call['readCover'] {
-  const reads = (call.bash as BashAnalysis).reading.invocations.flatMap((invocation) =>
-    invocation.program === undefined
-      ? []
-      : (readsOfProgram(invocation.program, invocation.words.slice(1), call.scope) ?? []),
-  );
-  let ask: Call['readCover'];
-  for (const entry of call.readRules ?? []) {
-    const rule = entry.rule as ParsedRule;
-    for (const read of reads) {
-      const result =
-        rule.kind === 'tool' ||
-        (rule.kind === 'path' && matchPathPattern(read.path, rule.pattern, call.workspace, call.homeDir));
-      if (result === true && entry.list === 'deny')
-        return { list: 'deny', rule: rule.text, path: read.path, sure: true };
-      if (result !== false && ask === undefined) {
-        ask = { list: entry.list, rule: rule.text, path: read.path, sure: result === true };
-      }
-    }
-  }
-  return ask;
-}
-
-function familyOf(tool: string): Family {
-  if (tool === 'Bash') return 'bash';
-  if (READ_FAMILY.includes(tool)) return 'read';
-  if (EDIT_FAMILY.includes(tool)) return 'edit';
-  if (tool === 'TodoWrite') return 'todo';
-  return 'unknown';
-}
-
-function parseLists(rules: PermissionRules): Record<RuleList, Entry[]> {
-  const out: Record<RuleList, Entry[]> = { allow: [], ask: [], deny: [] };
-  for (const list of ['allow', 'ask', 'deny'] as const) {
-    const texts: unknown = rules?.[list];
-    if (!Array.isArray(texts)) continue;
-    for (const text of texts) {
-      if (typeof text !== 'string') continue;
-      const parsed = parseRule(text);
-      out[list].push(
-        parsed.ok ? { list, text: parsed.rule.text, rule: parsed.rule } : { list, text, error: parsed.error },
-      );
-    }
-  }
-  return out;
-}
-
 // --- deny and ask: any part matches ----------------------------------------------------------
 
 type BroadResult = { kind: 'match'; rule: string; detail: string } | { kind: 'unknown'; rule: string; detail: string };
@@ -478,12 +325,6 @@ function broadMatch(call: Call, entries: Entry[]): BroadResult | undefined {
 
 // --- allow: strict -----------------------------------------------------------------------------
 
-interface AllowResult {
-  outcome?: Outcome;
-  /** Why no rule could approve it, for the mode's reason. */
-  note?: string;
-}
-
 function allowOther(call: Call, entries: Entry[]): AllowResult {
   for (const entry of entries) {
     const rule = entry.rule;
@@ -499,213 +340,4 @@ function allowOther(call: Call, entries: Entry[]): AllowResult {
       };
   }
   return {};
-}
-
-function allowBash(call: Call, entries: Entry[]): AllowResult {
-  const rules = entries
-    .map((entry) => entry.rule)
-    .filter((rule): rule is ParsedRule => rule !== undefined && ruleAppliesTo(rule, 'Bash'));
-  const whole = rules.find((rule) => rule.kind === 'tool');
-  if (whole)
-    return {
-      outcome: { behavior: 'allow', reason: `Allowed by rule ${whole.text} in permissions.allow.`, rule: whole.text },
-    };
-  const analysis = call.bash as BashAnalysis;
-  const split = analysis.split;
-  if (!split.ok) {
-    const note =
-      split.problem === 'substitution'
-        ? `the command uses ${split.detail}, and permission rules never approve command substitution automatically`
-        : `the command cannot be checked part by part (${split.detail}), so permission rules cannot approve it automatically`;
-    return { note };
-  }
-  const commandRules = rules.filter(isBashCommandRule);
-  // An exact rule naming the whole line approves exactly that line (the user approved that text).
-  const exactWhole = commandRules.find((rule) => rule.kind === 'bash-exact' && rule.command === split.text);
-  if (exactWhole) {
-    return {
-      outcome: {
-        behavior: 'allow',
-        reason: `Allowed by rule ${exactWhole.text} in permissions.allow.`,
-        rule: exactWhole.text,
-      },
-    };
-  }
-  const parts: Array<{ sub: ShellSubCommand; rule?: string; readOnly: boolean }> = split.commands.map((sub) => {
-    const rule = commandRules.find((candidate) => allowRuleMatchesSubCommand(candidate, sub, call.scope.engine));
-    return { sub, rule: rule?.text, readOnly: rule === undefined && readOnlyUnderRules(sub.text, call).readOnly };
-  });
-  const uncovered = parts.find((part) => part.rule === undefined && !part.readOnly);
-  if (uncovered && plainProgram(uncovered.sub) === false) {
-    const program = uncovered.sub.tokens.find((token) => !/^[A-Za-z_][A-Za-z0-9_]*=/.test(token.raw));
-    return {
-      note: `the program ${quote(program?.raw ?? uncovered.sub.text)} is only known when the command runs, and permission rules never approve such a command automatically`,
-    };
-  }
-  const hidden = uncovered === undefined ? undefined : hiddenCodeIn(uncovered.sub, call.scope.engine);
-  if (hidden !== undefined) {
-    return {
-      note: `${hidden.why}, and permission rules never approve code bash may run from text automatically`,
-    };
-  }
-  if (uncovered) {
-    const redirect = uncovered.sub.fileWrites.length > 0;
-    const anyRuleMatchesWithoutRedirect =
-      redirect && commandRules.some((rule) => bashRuleMatchesText(rule, uncovered.sub.textWithoutRedirects));
-    const what =
-      split.commands.length > 1 ? `${quote(uncovered.sub.text)} (one part of the command)` : quote(uncovered.sub.text);
-    const note = anyRuleMatchesWithoutRedirect
-      ? `${what} writes to ${uncovered.sub.fileWrites.map(quote).join(', ')}, and a redirection to a file is only approved by an allow rule naming the exact command`
-      : split.commands.length > 1
-        ? `${what} is not allowed by any rule in permissions.allow, and every part of a compound command must be allowed on its own`
-        : `no rule in permissions.allow covers ${what}`;
-    return { note };
-  }
-  const ruled = parts.filter((part) => part.rule !== undefined);
-  if (ruled.length === 0) return {}; // read-only throughout: the mode decides
-  const distinct = [...new Set(ruled.map((part) => part.rule as string))];
-  if (parts.length === 1) {
-    return {
-      outcome: { behavior: 'allow', reason: `Allowed by rule ${distinct[0]} in permissions.allow.`, rule: distinct[0] },
-    };
-  }
-  const summary = parts
-    .map((part) => `${quote(part.sub.text)}: ${part.rule !== undefined ? `rule ${part.rule}` : 'read-only'}`)
-    .join('; ');
-  return {
-    outcome: {
-      behavior: 'allow',
-      reason: `Allowed: every part of the command is allowed on its own (${summary}) by permissions.allow.`,
-      rule: distinct.join(', '),
-    },
-  };
-}
-
-// --- the mode's default --------------------------------------------------------------------------
-
-function modeDefault(call: Call, mode: PermissionMode, note: string | undefined): Outcome {
-  switch (call.family) {
-    case 'todo':
-      return { behavior: 'allow', reason: 'Allowed: TodoWrite only updates the task list.' };
-    case 'unknown':
-      return { behavior: 'allow', reason: `Allowed: ${call.tool} is not a permission-checked tool here.` };
-    case 'read': {
-      const path = call.path as string;
-      if (isInWorkingDirectories(path, call.roots, call.homeDir)) {
-        const where = isInsideDirectory(path, call.workspace) ? 'the workspace' : 'an added directory';
-        return { behavior: 'allow', reason: `Allowed: ${call.tool} only reads, inside ${where} (mode ${mode}).` };
-      }
-      return {
-        behavior: 'ask',
-        reason: `${path} is outside the workspace ${call.workspace}${call.roots.length > 1 ? ' and its added directories' : ''} and no rule in permissions.allow covers it`,
-        modeClause: `reading outside the workspace needs an allow rule such as Read(/${path}) or the user's approval`,
-      };
-    }
-    case 'edit': {
-      const path = call.path as string;
-      const root = call.roots.find((candidate) => isInsideDirectory(path, candidate));
-      const inside = root !== undefined && isInWorkingDirectories(path, [root], call.homeDir);
-      if (mode === 'acceptEdits') {
-        if (!inside) {
-          return {
-            behavior: 'ask',
-            reason: `${path} is outside the workspace ${call.workspace} and no rule in permissions.allow covers it`,
-            modeClause: `mode acceptEdits only accepts edits inside the workspace${call.roots.length > 1 ? ' and its added directories' : ''}`,
-          };
-        }
-        const protectedDir = protectedDirectory(path, root as string, call.scope.engine, call.workspace);
-        if (protectedDir === undefined) {
-          return {
-            behavior: 'allow',
-            reason: `Allowed: mode acceptEdits accepts file edits inside the workspace (${displayPath(call)}).`,
-          };
-        }
-        return {
-          behavior: 'ask',
-          reason: protectedDir.endsWith('/')
-            ? `${displayPath(call)} is in the protected directory ${protectedDir} and no rule in permissions.allow covers it`
-            : `${displayPath(call)} is a protected file (it can make something run when the repository is opened) and no rule in permissions.allow covers it`,
-          modeClause: engineAtLeast(call.scope.engine, 2)
-            ? 'mode acceptEdits never edits protected paths (.git, .claude, .vscode, .idea anywhere; .mcp.json, .gitmodules, .durable-agent and the shell start-up files at the workspace root) without approval'
-            : 'mode acceptEdits never edits protected directories (.git, .claude, .vscode, .idea) without approval',
-        };
-      }
-      return {
-        behavior: 'ask',
-        reason: `no rule in permissions.allow covers ${call.tool} of ${displayPath(call)}`,
-        modeClause: `mode ${mode} asks before changing files`,
-      };
-    }
-    case 'bash': {
-      if (note === undefined && call.readOnly) {
-        return { behavior: 'allow', reason: `Allowed: the command only reads (mode ${mode}).` };
-      }
-      const why = note ?? `no rule in permissions.allow covers ${quote((call.bash as BashAnalysis).command.trim())}`;
-      const refusal = call.notReadOnly;
-      const modeClause =
-        refusal?.outside !== undefined
-          ? `mode ${mode} asks before a command reads outside the workspace and its added directories (${refusal.outside})`
-          : refusal?.readRule === true
-            ? `mode ${mode} runs reading commands without asking only where no Read rule applies (${refusal.why.replace(/^it /, 'the command ')})`
-            : `mode ${mode} asks before running commands that may change something`;
-      return { behavior: 'ask', reason: why, modeClause };
-    }
-  }
-}
-
-function protectedDirectory(
-  path: string,
-  root: string,
-  engine: number | undefined,
-  workspace: string,
-): string | undefined {
-  const segments = relativeSegments(path, root);
-  // Generation 2: the names the sandbox keeps read-only at the workspace root, for every tool.
-  const first = segments[0];
-  if (
-    engineAtLeast(engine, 2) &&
-    root === workspace &&
-    first !== undefined &&
-    WORKSPACE_PROTECTED_PATHS.includes(first)
-  ) {
-    const exempt = first === '.claude' && CLAUDE_EXEMPT.has(segments[1] as string) && segments.length > 2;
-    if (!exempt) return segments.length > 1 ? `${first}/` : first;
-  }
-  for (let i = 0; i < segments.length; i++) {
-    const segment = segments[i] as string;
-    if (!PROTECTED_DIRECTORIES.has(segment)) continue;
-    if (segment === '.claude' && CLAUDE_EXEMPT.has(segments[i + 1] as string) && i + 2 < segments.length) continue;
-    return segments.slice(0, i + 1).join('/') + '/';
-  }
-  return undefined;
-}
-
-// --- wording -------------------------------------------------------------------------------------
-
-function describeAction(call: Call): string {
-  switch (call.family) {
-    case 'edit':
-      return `${call.tool} changes files (${call.path !== undefined ? displayPath(call) : 'no valid path'})`;
-    case 'bash': {
-      const command = quote((call.bash?.command ?? '').trim());
-      const why = call.notReadOnly?.why;
-      return why === undefined
-        ? `the command ${command} may change something (only read-only commands run in plan mode)`
-        : `the command ${command} is not read-only: ${why} (only read-only commands inside the workspace run in plan mode)`;
-    }
-    default:
-      return `${call.tool} is not read-only`;
-  }
-}
-
-/** A path as the model will recognise it: workspace-relative inside, absolute outside. */
-function displayPath(call: Call): string {
-  const path = call.path as string;
-  if (path === call.workspace) return `${path} (the workspace root)`;
-  return isInsideDirectory(path, call.workspace) ? relativeSegments(path, call.workspace).join('/') : path;
-}
-
-function quote(text: string): string {
-  const normal = normalizeCommandBlanks(text);
-  return JSON.stringify(normal.length > 160 ? `${normal.slice(0, 157)}...` : normal);
 }
