@@ -5,7 +5,12 @@
  */
 import Anthropic from '@anthropic-ai/sdk';
 import type { ApplicationFailure } from '@temporalio/common';
-import { OVERLOAD_ATTEMPTS_BEFORE_FALLBACK, toModelFailure } from '../src/activities/model-errors';
+import {
+  endpointForMessages,
+  OVERLOAD_ATTEMPTS_BEFORE_FALLBACK,
+  toModelFailure,
+  UNREACHABLE_ATTEMPTS,
+} from '../src/activities/model-errors';
 import type { ModelFailureDetails } from '../src/activities/model-errors';
 import { ScriptedModelServer, type ScheduledFault } from '../src/model-server';
 import { MODEL_FAILURE_TYPES } from '../src/shared/activity-types';
@@ -216,6 +221,44 @@ describe('toModelFailure: errors without an HTTP status', () => {
       expect(failure.nonRetryable).toBe(false);
       expect(failure.message).toMatch(/^Model call failed: /);
     }
+  });
+});
+
+describe('toModelFailure: an API that cannot be reached', () => {
+  /** An SDK connection error caused, as undici reports it, by `code`. */
+  const unreachable = (code: string) =>
+    new Anthropic.APIConnectionError({
+      message: 'Connection error.',
+      cause: Object.assign(new TypeError('fetch failed'), { cause: Object.assign(new Error(code), { code }) }),
+    });
+  const at = (attempt: number) => ({ attempt, fallbackAvailable: false, endpoint: 'https://gateway.example' });
+
+  test.each([
+    ['ECONNREFUSED', 'connection refused'],
+    ['ENOTFOUND', 'host name not found'],
+    ['CERT_HAS_EXPIRED', 'its TLS certificate has expired'],
+  ])('%s is retried for a bounded number of attempts, naming the address', (code, what) => {
+    const early = toModelFailure(unreachable(code), at(1));
+    expect(early.type).toBe(MODEL_FAILURE_TYPES.unreachable);
+    expect(early.nonRetryable).toBe(false);
+    expect(early.message).toBe(
+      `Model call failed: cannot reach the model API at https://gateway.example (${what}, ${code}); attempt 1 of ${UNREACHABLE_ATTEMPTS}`,
+    );
+    const last = toModelFailure(unreachable(code), at(UNREACHABLE_ATTEMPTS));
+    expect(last.nonRetryable).toBe(true);
+    expect(last.message).toContain('Check ANTHROPIC_BASE_URL, the network, and any proxy or firewall');
+  });
+
+  test('a connection reset keeps the long retry of a transient failure', () => {
+    const failure = toModelFailure(unreachable('ECONNRESET'), at(UNREACHABLE_ATTEMPTS));
+    expect(failure.type).toBe(MODEL_FAILURE_TYPES.connection);
+    expect(failure.nonRetryable).toBe(false);
+  });
+
+  test('an address is shown without its user name and password', () => {
+    expect(endpointForMessages('https://user:secret@gateway.example:8443/anthropic?key=x')).toBe(
+      'https://gateway.example:8443/anthropic',
+    );
   });
 });
 

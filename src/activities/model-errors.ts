@@ -61,6 +61,65 @@ const PROMPT_TOO_LONG = /^prompt is too long\b(?::\s*(\d+)\s*tokens\s*>\s*(\d+)\
 type ApiError = InstanceType<typeof Anthropic.APIError>;
 
 /**
+ * Attempts of one call that may meet an unreachable API before it fails: with the first retry
+ * after 2 s, doubling, the sixth attempt starts about a minute after the first. A dropped or reset
+ * connection is not this: it keeps the long retry of any transient failure.
+ */
+export const UNREACHABLE_ATTEMPTS = 6;
+
+/** Error codes (of the request's cause) that mean the API cannot be reached from here at all. */
+const UNREACHABLE_CODES: Readonly<Record<string, string>> = {
+  ECONNREFUSED: 'connection refused',
+  ENOTFOUND: 'host name not found',
+  EAI_AGAIN: 'host name lookup failed',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  CERT_HAS_EXPIRED: 'its TLS certificate has expired',
+  DEPTH_ZERO_SELF_SIGNED_CERT: 'its TLS certificate is self-signed',
+  SELF_SIGNED_CERT_IN_CHAIN: 'its TLS certificate chain is self-signed',
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'its TLS certificate cannot be verified',
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: 'its TLS certificate cannot be verified',
+  ERR_TLS_CERT_ALTNAME_INVALID: 'its TLS certificate is for another host name',
+};
+
+/** The code and its words when `error` (or a cause of it) says the API cannot be reached. */
+function unreachableCause(error: unknown): { code: string; what: string } | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 6 && current instanceof Object; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && UNREACHABLE_CODES[code]) return { code, what: UNREACHABLE_CODES[code] };
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+function unreachableFailure(
+  cause: { code: string; what: string },
+  context: { attempt: number; endpoint?: string },
+): ApplicationFailure {
+  const where = context.endpoint ? `the model API at ${context.endpoint}` : 'the model API';
+  const last = context.attempt >= UNREACHABLE_ATTEMPTS;
+  return ApplicationFailure.create({
+    message: last
+      ? `Model call failed: cannot reach ${where} (${cause.what}, ${cause.code}) after ${context.attempt} attempts over about a minute. ` +
+        'Check ANTHROPIC_BASE_URL, the network, and any proxy or firewall between this worker and that address.'
+      : `Model call failed: cannot reach ${where} (${cause.what}, ${cause.code}); attempt ${context.attempt} of ${UNREACHABLE_ATTEMPTS}`,
+    type: MODEL_FAILURE_TYPES.unreachable,
+    nonRetryable: last,
+  });
+}
+
+/** `url` without user name, password, query or fragment: fit for messages and logs. */
+export function endpointForMessages(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.protocol}//${parsed.host}${parsed.pathname === '/' ? '' : parsed.pathname}`;
+  } catch {
+    return '(an address that is not a URL)';
+  }
+}
+
+/**
  * Turn an SDK error into the Temporal failure that says whether and when to retry. Temporal owns
  * retries (the SDK's own are off).
  *
@@ -73,13 +132,15 @@ type ApiError = InstanceType<typeof Anthropic.APIError>;
  */
 export function toModelFailure(
   error: unknown,
-  context: { attempt: number; fallbackAvailable: boolean },
+  context: { attempt: number; fallbackAvailable: boolean; endpoint?: string },
 ): ApplicationFailure {
   if (!(error instanceof Anthropic.APIError) || error instanceof Anthropic.APIConnectionError) {
-    // No answer from the API at all (refused, reset, timed out, cut mid-body): try again.
+    const unreachable = unreachableCause(error);
+    if (unreachable) return unreachableFailure(unreachable, context);
+    // No answer from the API at all (reset, timed out, cut mid-body): try again.
     const message = error instanceof Error ? error.message : String(error);
     return ApplicationFailure.create({
-      message: `Model call failed: ${message}`,
+      message: `Model call failed: ${message}${context.endpoint ? ` (${context.endpoint})` : ''}`,
       type: MODEL_FAILURE_TYPES.connection,
     });
   }

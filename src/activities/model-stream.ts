@@ -5,7 +5,7 @@ import { MODEL_FAILURE_TYPES } from '../shared/activity-types';
 import { paidAgainBefore, STREAM_TAIL_CHARS } from '../shared/stream-progress';
 import type { StreamProgress } from '../shared/stream-progress';
 import type { Usage } from '../shared/messages';
-import { toModelFailure } from './model-errors';
+import { endpointForMessages, toModelFailure } from './model-errors';
 
 /**
  * Text is heartbeaten at most this often, the last of a burst included. The worker's heartbeat
@@ -101,7 +101,11 @@ export async function streamModelReply(
         type: MODEL_FAILURE_TYPES.streamStalled,
       });
     }
-    throw toModelFailure(error, { attempt: ctx.info.attempt, fallbackAvailable: options.fallbackAvailable });
+    throw toModelFailure(error, {
+      attempt: ctx.info.attempt,
+      fallbackAvailable: options.fallbackAvailable,
+      endpoint: endpointForMessages(client.baseURL),
+    });
   } finally {
     clearInterval(keepAlive);
     if (trailing) clearTimeout(trailing);

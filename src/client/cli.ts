@@ -44,6 +44,7 @@ import {
 import type { OutputFormat } from './output-format';
 import type { FollowListener } from './live-events';
 import { embeddedNoWorker, refuseWithoutCredentials } from './embedded';
+import { pendingActivities } from './live-follower';
 import {
   buildSessionInput,
   collect,
@@ -440,10 +441,28 @@ export function buildProgram(): Command {
           snapshot.hostQueue && !snapshot.terminal && description.status.name === 'RUNNING'
             ? await describeWorkspaceHost(client, snapshot.hostQueue, description)
             : undefined;
+        // A call that failed and is tried again (a model API it cannot reach): what went wrong, while it lasts.
+        const retrying = pendingActivities(description)
+          .filter((activity) => activity.attempt > 1 && activity.lastFailure)
+          .map((activity) => ({
+            activity: activity.activityType,
+            attempt: activity.attempt,
+            maximumAttempts: activity.maximumAttempts,
+            lastFailure: activity.lastFailure as string,
+          }));
         if (flags.json) {
           const workspaceHost = host ? { workspaceHost: host } : {};
           stdoutOutput.write(
-            JSON.stringify({ status: description.status.name, ...snapshot, ...workspaceHost }, null, 2),
+            JSON.stringify(
+              {
+                status: description.status.name,
+                ...snapshot,
+                ...workspaceHost,
+                ...(retrying.length ? { retrying } : {}),
+              },
+              null,
+              2,
+            ),
           );
         } else {
           const hostLines = host
@@ -451,8 +470,14 @@ export function buildProgram(): Command {
                 .map((line) => `\n${line}`)
                 .join('')
             : '';
+          const retryLines = retrying
+            .map(
+              (call) =>
+                `\n  retrying ${call.activity} (attempt ${call.attempt}${call.maximumAttempts ? ` of at most ${call.maximumAttempts}` : ''}): ${call.lastFailure}`,
+            )
+            .join('');
           stdoutOutput.write(
-            `${formatSnapshot(id, snapshot)}${hostLines}\n  workflow status: ${description.status.name}`,
+            `${formatSnapshot(id, snapshot)}${hostLines}${retryLines}\n  workflow status: ${description.status.name}`,
           );
         }
       });

@@ -234,6 +234,8 @@ export const MODEL_FAILURE_TYPES = {
   overloadedFallback: 'overloaded_fallback',
   apiError: 'api_error',
   connection: 'connection',
+  /** Connection refused, a host name not found, a certificate not accepted: retried about a minute. */
+  unreachable: 'unreachable',
   streamStalled: 'stream_stalled',
   /** The summary call answered, but with nothing usable as a summary. */
   compactionFailed: 'compaction_failed',
