@@ -151,17 +151,10 @@ export async function follow(
   const live = new LiveFollower(handle.workflowId, listener);
   const { signal } = options;
   const stopped = new Promise<void>((resolve) => signal?.addEventListener('abort', () => resolve(), { once: true }));
-  // The result's long poll is cancelled when following ends, so an interrupted follower exits at
-  // once instead of when the server next answers it.
-  const longPoll = new AbortController();
-  let done: Terminal | undefined;
-  let failure: unknown;
-  const result = handle.client
-    .withAbortSignal(longPoll.signal, () => handle.result())
-    .then(
-      (terminal) => (done = terminal),
-      (error: unknown) => (failure = error ?? new Error('job failed')),
-    );
+  // The job's end is seen by the poll's `describe`, not by a long poll of its result: the client
+  // adds a listener to a call's abort signal and never takes it off, so one signal kept for every
+  // long poll of an hours-long job piled them up (MaxListenersExceededWarning).
+  let ended = false;
   let warned = false;
   let unansweredSince: number | undefined;
   const told = new Set<string>();
@@ -172,7 +165,7 @@ export async function follow(
   let queriedHistory: string | undefined;
   let queriedAt = 0;
   try {
-    while (done === undefined && failure === undefined && !signal?.aborted) {
+    while (!ended && !signal?.aborted) {
       if (seenHistory === undefined || seenHistory !== queriedHistory || Date.now() - queriedAt > REQUERY_MS) {
         const covers = seenHistory;
         try {
@@ -214,22 +207,25 @@ export async function follow(
         const description = await handle.describe();
         seenHistory = `${description.runId}:${description.historyLength}`;
         live.onActivities(description.runId, pendingActivities(description));
+        // The latest run's status: a continue-as-new is RUNNING again in its new run.
+        ended = description.status.name !== 'RUNNING';
       } catch {
         seenHistory = undefined; // look again, and query again, next time
       }
+      if (ended) break;
       live.status();
-      await Promise.race([result, sleep(options.pollMs ?? 250), stopped]);
+      await Promise.race([sleep(options.pollMs ?? 250), stopped]);
     }
     if (signal?.aborted) throw new FollowStopped();
-    if (failure !== undefined) throw failure;
+    // Ended: the result is there at once (or the failure, for a job ended from outside).
+    const done = (await handle.result()) as Terminal;
     try {
       live.onSnapshot(await handle.query(snapshotQuery, live.lastSeq));
     } catch {
       // The final events are a courtesy; the Terminal below is what counts.
     }
-    return done as Terminal;
+    return done;
   } finally {
-    longPoll.abort();
     asking?.controller.abort();
     listener.close?.();
   }
