@@ -142,6 +142,13 @@ describe('durable-agent CLI on the embedded default', () => {
     expect(blank.stderr).toContain('has an empty name');
     const own = await cli(['run', 'hello', '--cwd', workspace, '--model', 'm1', '--fallback-model', 'm2,m1'], env);
     expect(own.stderr).toContain("lists m1 which is the job's own model: each fallback");
+    // Issue 26: an empty model was accepted, and a missing key hid a wrong --cwd.
+    const noModel = await cli(['run', 'hello', '--cwd', workspace, '--model', ''], env);
+    expect(noModel.stderr).toContain('--model is empty: name a model (e.g. --model claude-sonnet-5-5)');
+    const { ANTHROPIC_API_KEY: _key, ...keyless } = env;
+    const wrongCwd = await cli(['run', 'hello', '--cwd', path.join(workspace, 'nope'), '--json'], keyless);
+    expect(wrongCwd.stderr).toContain('is not a directory');
+    expect(wrongCwd.stderr).not.toContain('ANTHROPIC_API_KEY');
     const noMessage = await cli(['send', 'cli-job'], env);
     expect(noMessage.stderr).toContain('No message: give it as an argument, or with --file <path>');
     const noFile = await cli(['send', 'cli-job', '--file', path.join(workspace, 'nope.md')], env);
@@ -150,7 +157,7 @@ describe('durable-agent CLI on the embedded default', () => {
     fs.writeFileSync(hugeFile, 'z'.repeat(400_001));
     const huge = await cli(['send', 'cli-job', '--file', hugeFile], env);
     expect(huge.stderr).toContain('The message is 400,001 characters; at most 400,000 can be sent');
-    for (const result of [chain, blank, own, noMessage, noFile, huge]) {
+    for (const result of [chain, blank, own, noModel, wrongCwd, noMessage, noFile, huge]) {
       expect(result.code).toBe(1);
       expect(result.stderr).not.toMatch(/\n\s+at /);
     }

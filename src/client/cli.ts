@@ -307,10 +307,11 @@ export function buildProgram(): Command {
       const prompt = await promptFrom(promptArg);
       // A machine-readable run is read by a program, which cannot answer an approval either.
       const headless = headlessReason(process.env) ?? (format !== 'text' ? `--output-format ${format}` : undefined);
-      if (headless !== undefined && !flags.detach) refuseWithoutCredentials(process.env);
       const input = await withResume(buildSessionInput(prompt, flags, process.env, headless), flags, {
         cwd: command.getOptionValueSource('cwd') === 'cli',
       });
+      // After the flags are checked: a wrong --cwd is worth hearing first, key or no key.
+      if (headless !== undefined && !flags.detach) refuseWithoutCredentials(process.env);
       const warning = parkWarning(input, headless);
       if (warning) process.stderr.write(`${warning}\n`);
       const jobId = flags.jobId ?? newJobId();

@@ -145,8 +145,8 @@ export function buildSessionInput(
   return {
     prompt,
     workspace: stat ? fs.realpathSync(workspace) : workspace,
-    model: flags.model ?? env.ANTHROPIC_MODEL ?? DEFAULT_MODEL,
-    ...fallbackModels(flags.fallbackModel, flags.model ?? env.ANTHROPIC_MODEL ?? DEFAULT_MODEL),
+    model: chosenModel(flags.model, env),
+    ...fallbackModels(flags.fallbackModel, chosenModel(flags.model, env)),
     ...(flags.maxTurns !== undefined ? { maxTurns: flags.maxTurns } : {}),
     ...(flags.maxBudgetUsd !== undefined ? { maxBudgetUsd: flags.maxBudgetUsd } : {}),
     ...(flags.maxTokens !== undefined ? { maxTokens: flags.maxTokens } : {}),
@@ -172,6 +172,19 @@ function stopHooks(
     throw new InvalidArgumentError('--stop-hook needs a command, e.g. --stop-hook "npm test".');
   }
   return { stopHooks: commands, ...(timeoutSec !== undefined ? { stopHookTimeoutSec: timeoutSec } : {}) };
+}
+
+/** `--model`, else `$ANTHROPIC_MODEL` (an empty one counts as unset), else the default. */
+function chosenModel(flag: string | undefined, env: NodeJS.ProcessEnv): string {
+  if (flag !== undefined) {
+    if (!flag.trim()) {
+      throw new InvalidArgumentError(
+        `--model is empty: name a model (e.g. --model ${DEFAULT_MODEL}), or leave the flag out for $ANTHROPIC_MODEL or ${DEFAULT_MODEL}.`,
+      );
+    }
+    return flag.trim();
+  }
+  return env.ANTHROPIC_MODEL?.trim() || DEFAULT_MODEL;
 }
 
 /** Claude Code's setting allows a chain of up to three fallback models. */
