@@ -53,6 +53,10 @@ describe("a guarded git and the repository's own config", () => {
     ['mergetool.x.cmd', 'touch MARK'],
     ['filter.a=b.clean', 'touch MARK'],
     ['filter.lfs.smudge', 'git-lfs smudge -- %f; touch MARK'],
+    // A git-lfs of the workspace's own, not the one on PATH.
+    ['filter.lfs.clean', './bin/git-lfs clean -- %f'],
+    ['instaweb.httpd', 'touch MARK'],
+    ['sendemail.sendmailCmd', 'touch MARK'],
     ['credential.helper', '!touch MARK'],
     ['credential.https://example.com.helper', '/tmp/helper'],
     ['remote.origin.uploadpack', 'touch MARK'],
@@ -91,6 +95,10 @@ describe("a guarded git and the repository's own config", () => {
     ['filter.lfs.clean', 'git-lfs clean -- %f'],
     ['filter.lfs.process', 'git-lfs filter-process'],
     ['filter.git-crypt.smudge', '"git-crypt" smudge'],
+    ['diff.git-crypt.textconv', '"git-crypt" diff'],
+    ['filter.git-crypt-prod.clean', '"/usr/local/bin/git-crypt" clean --key-name prod'],
+    ['filter.lfs.smudge', 'git-lfs smudge --skip -- %f'],
+    ['credential.helper', 'cache --timeout=3600'],
     ['credential.helper', 'store'],
     ['submodule.lib.update', 'rebase'],
     ['protocol.ext.allow', 'never'],
@@ -111,6 +119,9 @@ describe("a guarded git and the repository's own config", () => {
     setConfig(workspace, 'core.editor', 'touch MARK');
     expect(agentGit(workspace, ['config', '--get', 'core.editor']).stdout).toBe('touch MARK\n');
     expect(agentGit(workspace, ['config', '-e']).status).toBe(128);
+    expect(agentGit(workspace, ['config', '--ed']).status).toBe(128);
+    // `edit` as a value is not the subcommand.
+    expect(agentGit(workspace, ['config', 'user.name', 'edit']).status).toBe(0);
     expect(fs.existsSync(path.join(workspace, 'MARK'))).toBe(false);
     expect(agentGit(workspace, ['config', '--unset', 'core.editor']).status).toBe(0);
     expect(agentGit(workspace, ['log', '--oneline']).stderr).not.toContain('not run');

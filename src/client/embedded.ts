@@ -21,6 +21,7 @@ import {
   shutdownGraceFromEnv,
 } from '../worker/shutdown-grace';
 import { isSecretEnvName } from '../activities/tools/bash-env';
+import { endpointForMessages } from '../activities/model-errors';
 import { JOB_SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 
 /** A background process durable-agent started and may reuse: the embedded server or worker. */
@@ -47,6 +48,8 @@ interface ProcessRecord {
  */
 interface ModelSettings {
   baseUrl: string;
+  /** A hash of the whole URL, when it carries more than {@link endpointForMessages} shows. */
+  urlCredentials?: string;
   apiKey?: string;
   authToken?: string;
 }
@@ -58,8 +61,12 @@ export function modelSettingsOf(env: NodeJS.ProcessEnv): ModelSettings {
     value?.trim() ? createHash('sha256').update(value.trim()).digest('hex').slice(0, 12) : undefined;
   const apiKey = digest(env.ANTHROPIC_API_KEY);
   const authToken = digest(env.ANTHROPIC_AUTH_TOKEN);
+  const given = env.ANTHROPIC_BASE_URL?.trim() || DEFAULT_BASE_URL;
+  const urlCredentials = digest(given === endpointForMessages(given) ? undefined : given);
   return {
-    baseUrl: env.ANTHROPIC_BASE_URL?.trim() || DEFAULT_BASE_URL,
+    // Shown and kept without a user name or password the URL may carry; a change there still counts.
+    baseUrl: endpointForMessages(given),
+    ...(urlCredentials ? { urlCredentials } : {}),
     ...(apiKey ? { apiKey } : {}),
     ...(authToken ? { authToken } : {}),
   };
@@ -71,6 +78,7 @@ function modelSettingsChange(worker: ModelSettings | undefined, shell: ModelSett
   const changes: string[] = [];
   if (worker.baseUrl !== shell.baseUrl)
     changes.push(`ANTHROPIC_BASE_URL is now ${shell.baseUrl} (was ${worker.baseUrl})`);
+  else if (worker.urlCredentials !== shell.urlCredentials) changes.push('ANTHROPIC_BASE_URL is another');
   if (worker.apiKey !== shell.apiKey) changes.push('ANTHROPIC_API_KEY is another');
   if (worker.authToken !== shell.authToken) changes.push('ANTHROPIC_AUTH_TOKEN is another');
   return changes.length > 0 ? changes.join(', ') : undefined;
@@ -478,11 +486,15 @@ export async function stopEmbedded(
     if (record && isProcessAlive(record.pid)) {
       if (name === WORKER_RECORD) {
         const graceMs = record.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
-        await stopProcess(record.pid, graceMs + SHUTDOWN_FORCE_MARGIN_MS, () =>
-          onWait(
-            `· waiting for the background worker (pid ${record.pid}) to let its running tools finish ` +
-              `(at most ${formatGrace(graceMs)}; its log: ${path.join(home, 'logs', 'worker.log')})`,
-          ),
+        await stopProcess(
+          record.pid,
+          graceMs + SHUTDOWN_FORCE_MARGIN_MS,
+          () =>
+            onWait(
+              `· waiting for the background worker (pid ${record.pid}) to let its running tools finish ` +
+                `(at most ${formatGrace(graceMs)}; its log: ${path.join(home, 'logs', 'worker.log')})`,
+            ),
+          { group: true },
         );
       } else {
         await stopProcess(record.pid);
@@ -504,7 +516,12 @@ function graceOf(env: NodeJS.ProcessEnv): number {
 }
 
 /** SIGTERM, then SIGKILL if it is still there after `waitMs` (`onSlow` is told after 2 s). */
-async function stopProcess(pid: number, waitMs = 10_000, onSlow?: () => void): Promise<void> {
+async function stopProcess(
+  pid: number,
+  waitMs = 10_000,
+  onSlow?: () => void,
+  options: { group?: boolean } = {},
+): Promise<void> {
   process.kill(pid, 'SIGTERM');
   const startedAt = Date.now();
   const deadline = startedAt + waitMs;
@@ -517,6 +534,16 @@ async function stopProcess(pid: number, waitMs = 10_000, onSlow?: () => void): P
     await sleep(100);
   }
   if (isProcessAlive(pid)) process.kill(pid, 'SIGKILL');
+  // The worker's supervisor leads a process group with the worker in it: a worker that did not
+  // drain in time goes too. (Its tools' commands are groups of their own, looked after by the next
+  // worker, which adopts or kills them.)
+  if (options.group) {
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // The group is gone already.
+    }
+  }
 }
 
 /** `env` without anything named like a credential. */

@@ -48,19 +48,24 @@ export async function superviseWorker(workerMain: string, env: NodeJS.ProcessEnv
       env: handoff.env,
     });
     child = worker;
-    worker.on('error', (error) =>
-      console.error(`durable-agent supervisor: could not start the worker: ${error.message}`),
-    );
-    worker.on('exit', (code, signal) => {
+    let ended = false;
+    const restart = (why: string) => {
+      if (ended) return;
+      ended = true;
       child = undefined;
       if (stopping) return done();
       delay = Date.now() - startedAt >= HEALTHY_AFTER_MS ? RESTART_FIRST_MS : delay;
       console.error(
-        `durable-agent supervisor: the worker (pid ${worker.pid}) ${signal ? `was killed by ${signal}` : `exited with code ${code}`}; starting it again in ${(delay / 1000).toFixed(1)} s`,
+        `durable-agent supervisor: the worker${worker.pid ? ` (pid ${worker.pid})` : ''} ${why}; starting it again in ${(delay / 1000).toFixed(1)} s`,
       );
       timer = setTimeout(() => void start(), delay);
       delay = Math.min(delay * 2, RESTART_MAX_MS);
+    };
+    // A worker that could not be started at all emits 'error' and no 'exit': started again too.
+    worker.on('error', (error) => {
+      if (worker.pid === undefined) restart(`could not be started (${error.message})`);
     });
+    worker.on('exit', (code, signal) => restart(signal ? `was killed by ${signal}` : `exited with code ${code}`));
     await handOverSecrets(worker, handoff.secrets).catch((error: unknown) =>
       console.error(`durable-agent supervisor: could not hand the worker its credentials: ${String(error)}`),
     );

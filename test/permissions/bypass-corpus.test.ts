@@ -153,6 +153,13 @@ const READ_RULES: Row[] = [
   row('cat secrets/key', { deny: ['Read(./secrets/**)'] }, DENIED),
   // A whole tree that may hold a denied file: it no longer counts as read-only.
   row('grep -r token .', { deny: ['Read(./secrets/**)'] }, NOT_READ_ONLY),
+  // Generation 3: grep's other spellings of recursion (abbreviated options, -d recurse).
+  row('grep --recur token .', { deny: ['Read(./secrets/**)'] }, NOT_READ_ONLY),
+  row('grep --deref token .', { deny: ['Read(./secrets/**)'] }, NOT_READ_ONLY),
+  row('grep -d recurse token .', { deny: ['Read(./secrets/**)'] }, NOT_READ_ONLY),
+  row('grep --directories=recurse token .', { deny: ['Read(./secrets/**)'] }, NOT_READ_ONLY),
+  row('grep --dir=rec token .', { deny: ['Read(./secrets/**)'] }, NOT_READ_ONLY),
+  row('grep -d skip token notes.txt', { deny: ['Read(./secrets/**)'] }, READ_ONLY),
   row('rg token src', { deny: ['Read(./secrets/**)'] }, READ_ONLY),
   row('git status', { deny: ['Read(./secrets/**)'] }, READ_ONLY),
   // What git prints from history comes from the files it names, or from any file (issue 25,
@@ -493,6 +500,11 @@ const GIT_CONFIG: Row[] = [
   row('export PATH=/usr/bin:$PATH; git fetch origin', GIT_RULES, CANNOT_RULE_OUT),
   row('env PATH=/usr/bin git fetch', GIT_RULES, CANNOT_RULE_OUT),
   row('command -p git fetch', GIT_RULES, CANNOT_RULE_OUT, 'command -p looks its program up on the default PATH'),
+  row('printf -v PATH /usr/bin; git fetch', GIT_RULES, CANNOT_RULE_OUT, 'may set PATH'),
+  row('read PATH < path.txt; git fetch', GIT_RULES, CANNOT_RULE_OUT),
+  row('declare -n p=PATH; p=/usr/bin; git fetch', GIT_RULES, CANNOT_RULE_OUT),
+  row('BASH_CMDS[git]=/usr/bin/git; git fetch', GIT_RULES, CANNOT_RULE_OUT, 'sets BASH_CMDS'),
+  row('exec -c git status', GIT_RULES, CANNOT_RULE_OUT, 'exec -c runs its program with an empty environment'),
   row('declare -x PATH=/usr/bin; git status', GIT_RULES, CANNOT_RULE_OUT),
   row('PATH=$PATH:./node_modules/.bin npm test', GIT_RULES, NOT_READ_ONLY), // no git: as before
   row('command git fetch origin', GIT_RULES, NOT_READ_ONLY), // as before: allow rules match the line as written

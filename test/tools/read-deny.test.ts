@@ -348,6 +348,10 @@ describe('Bash checks where the files it reads lead', () => {
     mkdirSync(path.join(ws, 'tree/sub'), { recursive: true });
     writeFileSync(path.join(ws, 'tree/sub/b.md'), 'KEY in tree\n');
     symlinkSync('../../secrets', path.join(ws, 'tree/sub/in'));
+    // An ordinary link between sibling folders, as pnpm and yarn workspaces make them.
+    mkdirSync(path.join(ws, 'a'));
+    mkdirSync(path.join(ws, 'c'));
+    symlinkSync('../c', path.join(ws, 'a/b'));
   });
   afterAll(async () => {
     await rm(ws, { recursive: true, force: true });
@@ -368,6 +372,9 @@ describe('Bash checks where the files it reads lead', () => {
     ['a linked folder searched', 'grep -r KEY link', 'link'],
     ['a link grep -R follows', 'grep -R KEY tree', 'tree/sub/in'],
     ['a link rg -L follows', 'rg -L KEY tree', 'tree/sub/in'],
+    // `a/b/..` is `a` on paper, but `a/b` is a link to `c`, so the system climbs to the workspace.
+    ['a path climbing out of a link', 'cat a/b/../secrets/key.txt', 'a/secrets/key.txt'],
+    ['a glob climbing out of a link', 'cat a/b/../secrets/*', 'a/secrets'],
   ])('refuses %s, naming the link and the rule', async (_, command, shown) => {
     const result = await bash(command);
     expect(result.isError).toBe(true);

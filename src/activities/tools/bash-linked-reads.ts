@@ -70,7 +70,7 @@ function refusal(finding: Finding, workspace: string): string {
 
 /** A path the command names: the place it leads to, and for a tree, whether a rule may cover anything below. */
 async function checkNamed(read: BashRead, guard: ReadDenyGuard): Promise<Finding | undefined> {
-  const rule = await ruleForTarget(read.path, read.tree, guard);
+  const rule = await ruleForTarget(read.path, read.tree, guard, read.written);
   return rule === undefined ? undefined : { name: read.path, rule };
 }
 
@@ -78,8 +78,14 @@ async function checkNamed(read: BashRead, guard: ReadDenyGuard): Promise<Finding
  * The rule covering where `name` really leads, when its name alone is not covered: the workflow
  * already decided on the names, and a tree it only saw as "may hold a denied file" stays its call.
  */
-async function ruleForTarget(name: string, tree: boolean, guard: ReadDenyGuard): Promise<string | undefined> {
-  const real = await realpath(name).catch(() => undefined);
+async function ruleForTarget(
+  name: string,
+  tree: boolean,
+  guard: ReadDenyGuard,
+  written = name,
+): Promise<string | undefined> {
+  // As written: `a/b/../x` goes through `a/b`, which may be a link, where `a/x` would not.
+  const real = await realpath(written).catch(() => undefined);
   // A name that leads nowhere reads nothing (the command will say so).
   if (real === undefined || real === name) return undefined;
   const ruleFor = (place: string) => (tree ? guard.ruleForTree(place) : guard.ruleForPath(place));
@@ -92,10 +98,10 @@ async function ruleForTarget(name: string, tree: boolean, guard: ReadDenyGuard):
  * that leads into a denied place refuses the command.
  */
 async function checkGlob(read: BashRead, guard: ReadDenyGuard, budget: { left: number }): Promise<Finding | undefined> {
-  const prefixRule = await ruleForTarget(read.path, true, guard);
+  const prefixRule = await ruleForTarget(read.path, true, guard, read.written);
   if (prefixRule !== undefined) return { name: read.path, rule: prefixRule };
   const depth = (read.glob as string).split('/').length - read.path.split('/').filter(Boolean).length - 1;
-  let level = [read.path];
+  let level = [await realpath(read.written ?? read.path).catch(() => read.path)];
   for (let d = 1; d <= depth && level.length > 0; d++) {
     const next: string[] = [];
     for (const directory of level) {

@@ -79,6 +79,9 @@ export async function killMarked(mark: string, maxWaitMs = 2000): Promise<void> 
   }
 }
 
+/** `/proc/<pid>/environ` files read at once when looking for a mark. */
+const MARK_SCAN_BATCH = 16;
+
 async function markedProcesses(needle: Buffer): Promise<number[]> {
   let entries: string[];
   try {
@@ -87,15 +90,18 @@ async function markedProcesses(needle: Buffer): Promise<number[]> {
     return [];
   }
   const found: number[] = [];
-  await Promise.all(
-    entries.map(async (entry) => {
-      if (!/^\d+$/.test(entry) || Number(entry) === process.pid) return;
-      // A zombie's environment reads empty: it runs nothing and is not found.
-      const environ = await readFile(`/proc/${entry}/environ`).catch(() => undefined);
-      if (environ === undefined) return;
-      const at = environ.indexOf(needle);
-      if (at === 0 || (at > 0 && environ[at - 1] === 0)) found.push(Number(entry));
-    }),
-  );
+  const pids = entries.filter((entry) => /^\d+$/.test(entry) && Number(entry) !== process.pid);
+  // A few at a time: a burst of opens must not take the descriptors other activities need.
+  for (let i = 0; i < pids.length; i += MARK_SCAN_BATCH) {
+    await Promise.all(
+      pids.slice(i, i + MARK_SCAN_BATCH).map(async (entry) => {
+        // A zombie's environment reads empty: it runs nothing and is not found.
+        const environ = await readFile(`/proc/${entry}/environ`).catch(() => undefined);
+        if (environ === undefined) return;
+        const at = environ.indexOf(needle);
+        if (at === 0 || (at > 0 && environ[at - 1] === 0)) found.push(Number(entry));
+      }),
+    );
+  }
   return found;
 }

@@ -50,8 +50,9 @@ export async function replaceFile(
 export async function removeAbandonedCopies(workspace: string, file: string, after: string): Promise<void> {
   // The folder from a handle on the workspace, its entries through that handle: a folder swapped
   // for a link since the crash is refused, not followed.
-  const folder = await openWorkspaceFolder(workspace, path.dirname(file));
-  if (!folder.ok) return;
+  // A workspace gone meanwhile has no copies to remove.
+  const folder = await openWorkspaceFolder(workspace, path.dirname(file)).catch(() => undefined);
+  if (!folder?.ok) return;
   try {
     const dir = handlePath(folder.handle);
     const prefix = `${path.basename(file)}.`;
@@ -90,7 +91,9 @@ export async function recoveredFile(
   workspace: string,
   absolute: string,
 ): Promise<{ hash: string | null; stats?: Stats } | undefined> {
-  const opened = await openWorkspaceFile(workspace, absolute);
+  // A workspace gone meanwhile (its root cannot be resolved) holds neither content: undefined.
+  const opened = await openWorkspaceFile(workspace, absolute).catch(() => undefined);
+  if (!opened) return undefined;
   if (!opened.ok) return opened.code === 'ENOENT' ? { hash: null } : undefined;
   try {
     const stats = await opened.handle.stat();

@@ -98,6 +98,10 @@ export async function runRipgrep(rg: string, args: string[], options: RipgrepOpt
   if (options.signal.aborted) throw abortError();
   const maxStdoutBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
   const prepared = options.sandbox ? await inSandbox(rg, args, options.sandbox) : undefined;
+  if (options.signal.aborted) {
+    await prepared?.release?.();
+    throw abortError();
+  }
   const start = (fromHelper: boolean) =>
     prepared
       ? spawnPiped(prepared.file, prepared.args, prepared.cwd, prepared.env, {
@@ -106,7 +110,11 @@ export async function runRipgrep(rg: string, args: string[], options: RipgrepOpt
         })
       : spawnPiped(rg, ['--no-config', ...args], options.cwd, process.env, { fromHelper, maxStdoutBytes });
   try {
-    return await collect(start(true), options, () => collect(start(false), options));
+    const run = await collect(start(true), options, () => collect(start(false), options));
+    // bubblewrap that could not set the sandbox up exits 1, which rg uses for "no match": a
+    // search that never ran must not read as one that found nothing.
+    if (prepared && /^bwrap: /m.test(run.stderr)) return { ...run, exitCode: 2, stdout: '' };
+    return run;
   } finally {
     await prepared?.release?.();
   }

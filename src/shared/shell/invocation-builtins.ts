@@ -122,8 +122,9 @@ export abstract class BuiltinsReader {
   protected readSetting(word: ShellWord, depth: number): boolean {
     const match = SETTING.exec(word.value);
     const name = match?.[1];
-    if (name === 'PATH' && this.pathAware) {
-      this.pathChanges.push(`${JSON.stringify(word.raw)} sets PATH`);
+    if ((name === 'PATH' || name === 'BASH_CMDS') && this.pathAware) {
+      // BASH_CMDS is bash's table of where commands are: `BASH_CMDS[git]=/usr/bin/git`.
+      this.pathChanges.push(`${JSON.stringify(word.raw)} sets ${name}`);
       return true;
     }
     if (match !== null && name !== undefined && this.gitAware && GIT_PROGRAM_VARIABLE.test(name)) {
@@ -203,6 +204,15 @@ export abstract class BuiltinsReader {
   protected readSetter(program: string, args: ShellWord[], depth: number): void {
     for (const arg of args) {
       if (this.readSetting(arg, depth)) continue;
+      // `read PATH`, `printf -v PATH`, `declare -n p=PATH`: PATH set by name (generation 3).
+      if (
+        this.pathAware &&
+        program !== 'unset' &&
+        /(?:^|[^A-Za-z0-9_])(?:PATH|BASH_CMDS)(?![A-Za-z0-9_])/.test(arg.value)
+      ) {
+        this.pathChanges.push(`${program} ${JSON.stringify(arg.raw)} may set PATH`);
+        continue;
+      }
       // Taking bash's code variables away runs nothing; taking git's settings away can (the
       // worker's own GIT_CONFIG_* are what switch core.fsmonitor and the signature programs off).
       if (program === 'unset' && !this.gitAware) continue;

@@ -192,6 +192,10 @@ class InvocationReader extends BuiltinsReader {
     if (program === 'command' && options.has('p') && this.pathAware) {
       this.pathChanges.push('command -p looks its program up on the default PATH');
     }
+    if (program === 'exec' && options.has('c') && this.pathAware) {
+      // Like `env -i`: the worker's git settings go with the rest of the environment.
+      this.pathChanges.push('exec -c runs its program with an empty environment, PATH and the git settings gone');
+    }
     if (program === 'sudo' && options.has('e')) return; // sudoedit edits files; it runs no program
     if (program === 'doas' && options.has('C')) return; // checks a configuration file
     for (const assignment of unwrapped.assignments ?? []) this.readSetting(assignment, depth);

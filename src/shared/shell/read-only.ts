@@ -57,6 +57,11 @@ export interface BashRead {
   glob?: string;
   /** The command follows symbolic links it meets below `path` (`grep -R`, `rg -L`). */
   follows?: boolean;
+  /**
+   * The path as written, when it differs from `path` (which has `..` taken away on paper): the
+   * system resolves `a/b/..` through `a/b`, a link perhaps, so the worker looks at this one.
+   */
+  written?: string;
 }
 
 /** The answer: read-only with what it reads, or not, with why. */
@@ -164,7 +169,12 @@ class Scope implements PathScope {
     if (glob) return this.globPath(word, absolute, options.follows === true);
     const path = normalizePosixPath(absolute);
     if (this.confine && !isInWorkingDirectories(path, this.roots, this.homeDir)) return this.outside(word, path);
-    this.reads.push({ path, tree: options.tree, ...(options.follows === true ? { follows: true } : {}) });
+    this.reads.push({
+      path,
+      tree: options.tree,
+      ...(absolute !== path ? { written: absolute } : {}),
+      ...(options.follows === true ? { follows: true } : {}),
+    });
     return undefined;
   }
 
@@ -194,7 +204,14 @@ class Scope implements PathScope {
       return this.outside(word, prefix);
     }
     // A glob may reach any file below its literal prefix.
-    this.reads.push({ path: prefix, tree: true, glob: pattern, ...(follows ? { follows: true } : {}) });
+    const asWritten = literal.join('/') || '/';
+    this.reads.push({
+      path: prefix,
+      tree: true,
+      glob: pattern,
+      ...(asWritten !== prefix ? { written: asWritten } : {}),
+      ...(follows ? { follows: true } : {}),
+    });
     return undefined;
   }
 

@@ -7,6 +7,7 @@
  * code.
  */
 import type { ShellWord } from '../types';
+import { engineAtLeast } from '../../permissions/types';
 import { hasWildcard, refuse, show, sliceWord, type Check, type Refusal } from './check';
 
 type ValueKind = 'path' | 'text';
@@ -26,11 +27,11 @@ interface ProgramSpec {
   /** The first operand is a pattern (grep, rg) unless a pattern option was given. */
   patternFirst?: boolean;
   /** Does the command read whole trees, given the options it was called with? */
-  tree?: (options: Set<string>) => boolean;
+  tree?: (options: Set<string>, engine: number | undefined) => boolean;
   /** Does it follow symbolic links it meets inside those trees (`grep -R`, `rg -L`)? */
-  follows?: (options: Set<string>) => boolean;
+  follows?: (options: Set<string>, engine: number | undefined) => boolean;
   /** With no operand, the program reads the working directory (ls, rg, grep -r). */
-  cwdDefault?: (options: Set<string>) => boolean;
+  cwdDefault?: (options: Set<string>, engine: number | undefined) => boolean;
 }
 
 function byOptions(spec: ProgramSpec): Check {
@@ -65,8 +66,8 @@ function byOptions(spec: ProgramSpec): Check {
         : readShortOptions(spec, arg, next, options, pathValues);
       if (refusal !== undefined) return refusal;
     }
-    const tree = spec.tree?.(options) ?? false;
-    const follows = tree && (spec.follows?.(options) ?? false);
+    const tree = spec.tree?.(options, scope.engine) ?? false;
+    const follows = tree && (spec.follows?.(options, scope.engine) ?? false);
     for (const value of pathValues) {
       const refusal = scope.path(value, { globs: false, tree: false });
       if (refusal !== undefined) return refusal;
@@ -81,7 +82,7 @@ function byOptions(spec: ProgramSpec): Check {
       const refusal = scope.path(path, { globs: spec.globs, tree, follows });
       if (refusal !== undefined) return refusal;
     }
-    if (paths.length === 0 && spec.cwdDefault?.(options) === true) scope.cwd(tree, follows);
+    if (paths.length === 0 && spec.cwdDefault?.(options, scope.engine) === true) scope.cwd(tree, follows);
     return undefined;
   };
 }
@@ -104,8 +105,11 @@ function readLongOption(
   );
   const kind: ValueKind | undefined = known ?? (abbreviated === undefined ? undefined : 'path');
   options.add(known === undefined && abbreviated !== undefined ? abbreviated : name);
+  // With its value too (`--directories=recurse`), for options whose value changes what is read.
+  if (equals >= 0) options.add(arg.value);
   if (kind === undefined) return undefined;
   const value = equals < 0 ? next() : sliceWord(arg, equals + 1);
+  if (equals < 0 && value?.literal === true) options.add(`${name}=${value.value}`);
   if (kind === 'path' && value !== undefined) pathValues.push(value);
   if (kind === 'path' && !arg.literal) return refuse(`its option ${show(arg)} names a file only known when it runs`);
   return undefined;
@@ -127,6 +131,7 @@ function readShortOptions(
     const kind = spec.short?.[letter];
     if (kind === undefined) continue;
     const value = k + 1 < arg.value.length ? sliceWord(arg, k + 1) : next();
+    if (value?.literal === true) options.add(`-${letter}=${value.value}`);
     if (kind === 'path' && value !== undefined) pathValues.push(value);
     return undefined;
   }
@@ -139,8 +144,25 @@ export const noPaths: Check = (args) => {
   return unknown === undefined ? undefined : refuse(`${show(unknown)} is only known when the command runs`);
 };
 
-const recursiveGrep = (options: Set<string>) =>
-  ['-r', '-R', '--recursive', '--dereference-recursive'].some((option) => options.has(option));
+const recursiveGrep = (options: Set<string>, engine: number | undefined) =>
+  ['-r', '-R', '--recursive', '--dereference-recursive'].some((option) => options.has(option)) ||
+  (engineAtLeast(engine, 3) && [...options].some((option) => grepRecursesAs(option) !== undefined));
+
+/**
+ * Generation 3: the other spellings of grep's recursion, as getopt and grep's own argument
+ * matching accept unambiguous abbreviations: `--recur`, `--deref` (following links), and
+ * `-d recurse` / `--directories=recurse` (`--dir=rec`). Undefined when `option` is none of them.
+ */
+function grepRecursesAs(option: string): 'recurse' | 'follow' | undefined {
+  if (option.startsWith('--rec') && '--recursive'.startsWith(option)) return 'recurse';
+  if (option.startsWith('--der') && '--dereference-recursive'.startsWith(option)) return 'follow';
+  const equals = option.indexOf('=');
+  if (equals < 0) return undefined;
+  const name = option.slice(0, equals);
+  const value = option.slice(equals + 1);
+  const directories = name === '-d' || (name.startsWith('--dir') && '--directories'.startsWith(name));
+  return directories && value.startsWith('rec') && 'recurse'.startsWith(value) ? 'recurse' : undefined;
+}
 
 const GREP: ProgramSpec = {
   short: { e: 'text', f: 'path', m: 'text', A: 'text', B: 'text', C: 'text', d: 'text', D: 'text' },
@@ -166,7 +188,10 @@ const GREP: ProgramSpec = {
   patternFirst: true,
   patternOptions: ['-e', '-f', '--regexp', '--file'],
   tree: recursiveGrep,
-  follows: (options) => options.has('-R') || options.has('--dereference-recursive'),
+  follows: (options, engine) =>
+    options.has('-R') ||
+    options.has('--dereference-recursive') ||
+    (engineAtLeast(engine, 3) && [...options].some((option) => grepRecursesAs(option) === 'follow')),
   cwdDefault: recursiveGrep,
 };
 
