@@ -272,6 +272,31 @@ describe('durable-agent tail', () => {
     });
   });
 
+  test('Ctrl-C while no worker answers exits 130, without a stack trace', async () => {
+    // Issue 26: the query still waiting for a worker failed once the connection closed, uncaught.
+    const id = `tail-no-worker-${process.pid}-${Date.now()}`;
+    const handle = await env.client.workflow.start('agentSession', {
+      taskQueue: uniqueTaskQueue('no-worker-here'),
+      workflowId: id,
+      args: [sessionInput(makeWorkspace({ 'a.txt': 'alpha\n' }))],
+    });
+    try {
+      const live = tail(id, cliEnv);
+      for (let i = 0; i < 600 && !live.stderr().includes('tailing job'); i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      // Long enough for the follower's query to be waiting for a worker.
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      live.child.kill('SIGINT');
+      const code = await live.exited;
+      expect(live.stderr()).not.toMatch(/Error|\n\s+at /);
+      expect(live.stderr()).toContain(`stopped tailing; job ${id} keeps running`);
+      expect(code).toBe(130);
+    } finally {
+      await handle.terminate('test over');
+    }
+  });
+
   test('an unknown id says so and points to `durable-agent ls`, without a stack trace', async () => {
     const run = tail('no-such-job', cliEnv);
     expect(await run.exited).toBe(1);

@@ -168,12 +168,18 @@ export async function follow(
     while (!ended && !signal?.aborted) {
       if (seenHistory === undefined || seenHistory !== queriedHistory || Date.now() - queriedAt > REQUERY_MS) {
         const covers = seenHistory;
+        // A query that loses the race (no worker answered, or following stopped) is cancelled: left
+        // waiting, it failed later, uncaught, once the CLI had closed its connection. Its signal is
+        // its own, so no listener outlives it.
+        const cancel = new AbortController();
+        const query = handle.client.withAbortSignal(cancel.signal, () => handle.query(snapshotQuery, live.lastSeq));
+        query.catch(() => undefined);
         try {
           const snapshot = await Promise.race([
-            handle.query(snapshotQuery, live.lastSeq),
+            query,
             sleep(NO_WORKER_MS, undefined, { ref: false }).then(() => undefined),
             stopped.then(() => undefined),
-          ]);
+          ]).finally(() => cancel.abort());
           if (signal?.aborted) break;
           if (snapshot) {
             unansweredSince = undefined;
