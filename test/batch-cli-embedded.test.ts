@@ -49,6 +49,22 @@ describe('durable-agent batch on the embedded default', () => {
       expect(result.stderr).toContain('a worker answers batch overnight again');
       expect(result.code).toBe(0);
       expect(effectLines(small.effects)).toEqual(['t1 0', 't2 0', 't3 0']);
+
+      // Issue 26: job commands given the batch's id said odd things (a worker "within 15 s",
+      // "Cannot read properties of undefined"); each now points to the batch command.
+      for (const [command, instead] of [
+        [['status', 'overnight'], 'durable-agent batch status overnight'],
+        [['tail', 'overnight'], 'durable-agent batch status overnight'],
+        [['result', 'overnight', '--json'], 'durable-agent batch status overnight'],
+        [['export', 'overnight'], 'durable-agent batch export overnight'],
+        [['send', 'overnight', 'more'], 'send the message to one of its jobs'],
+      ] as const) {
+        const answer = await runCli([...command], embedded);
+        expect(answer.code).toBe(1);
+        expect(answer.stderr).toContain(`overnight is a batch, not a job: `);
+        expect(answer.stderr).toContain(instead);
+        expect(answer.stderr).not.toMatch(/Cannot read|\n\s+at /);
+      }
     } finally {
       follower.child.kill('SIGKILL');
       await runCli(['stop'], embedded);

@@ -184,7 +184,7 @@ async function requireBatch(client: Client, id: string): Promise<string> {
       if (!(error instanceof WorkflowNotFoundError)) throw error;
       throw new InvalidArgumentError(
         `no batch "${id}" here: a batch's id is its --batch-id, or its tasks file's name without .jsonl ` +
-          '(`durable-agent ls` lists batches and jobs; one closed longer ago than the retention is gone).',
+          "(`durable-agent ls` lists jobs, a batch's as <batch>/<task>; a batch closed longer ago than the retention is gone).",
       );
     });
   if (type !== 'agentBatch') {

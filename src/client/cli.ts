@@ -45,6 +45,7 @@ import type { OutputFormat } from './output-format';
 import type { FollowListener } from './live-events';
 import { embeddedNoWorker, refuseWithoutCredentials } from './embedded';
 import { pendingActivities } from './live-follower';
+import { refuseBatchId } from './batch-id-guard';
 import {
   buildSessionInput,
   collect,
@@ -366,6 +367,7 @@ export function buildProgram(): Command {
     .action(async (id: string, flags: { tool?: string; always?: boolean }) => {
       // The job's state is asked first: a worker must answer, so one is started if none runs.
       await withClient(true, async ({ client }) => {
+        await refuseBatchId(client, id, 'approve one of its jobs');
         const handle = client.workflow.getHandle(id);
         const pending = await pendingApprovalFor(handle, flags.tool);
         await handle.signal(approvalSignal, {
@@ -389,6 +391,7 @@ export function buildProgram(): Command {
     .action(async (id: string, flags: { tool?: string; reason?: string }) => {
       // The job's state is asked first: a worker must answer, so one is started if none runs.
       await withClient(true, async ({ client }) => {
+        await refuseBatchId(client, id, 'deny a call of one of its jobs');
         const handle = client.workflow.getHandle(id);
         const pending = await pendingApprovalFor(handle, flags.tool);
         await handle.signal(approvalSignal, {
@@ -422,6 +425,7 @@ export function buildProgram(): Command {
     .option('--json', 'print the snapshot as JSON')
     .action(async (id: string, flags: { json?: boolean }) => {
       await withClient(true, async ({ client }) => {
+        await refuseBatchId(client, id, 'see it with `durable-agent batch status <id>`');
         const handle = client.workflow.getHandle(id);
         const description = await handle.describe();
         // A deadline on the call itself: a query left waiting would keep the process alive.
@@ -494,6 +498,11 @@ export function buildProgram(): Command {
     .action(async (id: string) => {
       const { tailJob } = await import('./tail');
       await withClient(true, async ({ client, embedded }) => {
+        await refuseBatchId(
+          client,
+          id,
+          'follow it with `durable-agent batch status <id>` (or by running its tasks file again)',
+        );
         const stop = new AbortController();
         // The first Ctrl-C stops watching; a second one, handled by Node again, ends the process at once.
         const onInterrupt = () => stop.abort();
@@ -529,6 +538,11 @@ export function buildProgram(): Command {
     .argument('<n>', 'new limit', (v) => parsePositiveInt(v, 'the turn limit'))
     .action(async (id: string, n: number) => {
       await withClient(false, async ({ client }) => {
+        await refuseBatchId(
+          client,
+          id,
+          'its tasks take --max-turns when the batch starts; a running job takes max-turns',
+        );
         await client.workflow.getHandle(id).signal(setMaxTurnsSignal, n);
         stdoutOutput.write(`maxTurns of ${id} set to ${n}`);
       });
@@ -543,6 +557,7 @@ export function buildProgram(): Command {
     .action(async (id: string, arg: string | undefined, flags: { file?: string }) => {
       const message = await queuedMessage(messageText(arg, flags.file));
       await withClient(false, async ({ client }) => {
+        await refuseBatchId(client, id, 'send the message to one of its jobs');
         await client.workflow.getHandle(id).signal(userMessageSignal, message);
         stdoutOutput.write(`message queued for ${id}`);
       });
@@ -558,6 +573,7 @@ export function buildProgram(): Command {
       // A malformed DURABLE_AGENT_STORE is refused before Temporal is reached.
       storeAddressFromEnv();
       await withClient(false, async ({ client }) => {
+        await refuseBatchId(client, id, 'export its transcripts with `durable-agent batch export <id>`');
         const { text, lines } = await exportTranscript(client, id);
         if (flags.output === undefined) {
           process.stdout.write(text);
@@ -576,6 +592,7 @@ export function buildProgram(): Command {
     .option('--json', 'same as --output-format json')
     .action(async (id: string, flags: { json?: boolean; outputFormat?: OutputFormat }) => {
       await withClient(true, async ({ client }) => {
+        await refuseBatchId(client, id, 'see its results with `durable-agent batch status <id>`');
         printResult(id, await jobResult(client.workflow.getHandle(id)), chosenFormat(flags));
       });
     });
