@@ -1,6 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { temporalTargetFromEnv } from './config';
 import { ensureEmbeddedServer, ensureEmbeddedWorker } from './embedded';
+import { unreachableReason } from './free-port';
 
 export interface Connected {
   client: Client;
@@ -20,6 +21,12 @@ export async function connect(options: { withWorker: boolean; env?: NodeJS.Proce
   const env = options.env ?? process.env;
   const target = temporalTargetFromEnv(env);
   if (target) {
+    const unreachable = await unreachableReason(target.address);
+    if (unreachable) {
+      throw new Error(
+        `no Temporal server answers at ${target.address} (TEMPORAL_ADDRESS): ${unreachable}. Start it, check the address, or unset TEMPORAL_ADDRESS to use the embedded server.`,
+      );
+    }
     const connection = await Connection.connect({
       address: target.address,
       ...(target.tls ? { tls: target.tls } : {}),

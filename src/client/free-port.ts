@@ -35,3 +35,35 @@ export function isProcessAlive(pid: number): boolean {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
+
+/**
+ * Why nothing takes a TCP connection at `address` (`host:port`), or undefined when something does
+ * (or the answer did not come within `timeoutMs`: a slow network is left to the real connection).
+ * A refused connection or an unknown host answers at once, where a gRPC connection waits its
+ * whole deadline first.
+ */
+export function unreachableReason(address: string, timeoutMs = 3_000): Promise<string | undefined> {
+  const colon = address.lastIndexOf(':');
+  const host = colon > 0 ? address.slice(0, colon).replace(/^\[|\]$/g, '') : address;
+  const port = Number(colon > 0 ? address.slice(colon + 1) : NaN);
+  if (!Number.isInteger(port) || port <= 0 || port > 65535) return Promise.resolve(undefined);
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port });
+    const done = (why: string | undefined) => {
+      socket.destroy();
+      resolve(why);
+    };
+    socket.setTimeout(timeoutMs, () => done(undefined));
+    socket.once('connect', () => done(undefined));
+    socket.once('error', (error: NodeJS.ErrnoException) => {
+      const words: Record<string, string> = {
+        ECONNREFUSED: 'connection refused',
+        ENOTFOUND: 'host name not found',
+        EAI_AGAIN: 'host name lookup failed',
+        EHOSTUNREACH: 'host unreachable',
+        ENETUNREACH: 'network unreachable',
+      };
+      done(error.code && words[error.code] ? `${words[error.code]}, ${error.code}` : undefined);
+    });
+  });
+}

@@ -5,6 +5,7 @@ import { failOrphanedModelCalls, InflightRecorder } from './inflight';
 import { closeInheritedDescriptors } from './inherited-fds';
 import { superviseOrphanGroups } from './orphan-groups';
 import { dataHome, storeDir, temporalTargetFromEnv } from '../client/config';
+import { unreachableReason } from '../client/free-port';
 import { openContentStore } from '../client/store-config';
 import { SandboxEngine } from '../activities/sandbox/engine';
 import { unsandboxedReach } from '../activities/sandbox/reach';
@@ -37,6 +38,13 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
 
   const target = temporalTargetFromEnv(config);
   if (!target) throw new Error('TEMPORAL_ADDRESS is not set: the worker needs a Temporal server to poll.');
+  // A server that is not there is said in one line, not as the native client's transport error.
+  const unreachable = await unreachableReason(target.address);
+  if (unreachable) {
+    throw new Error(
+      `durable-agent worker: no Temporal server answers at ${target.address} (TEMPORAL_ADDRESS): ${unreachable}. Start it or check the address.`,
+    );
+  }
   const shutdownGraceMs = shutdownGraceFromEnv(config);
   const limits = workerLimitsFromEnv(config);
   const home = dataHome(config);
