@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { NativeConnection } from '@temporalio/worker';
+import { installQuietRuntime } from '../worker/runtime-logging';
 import { ScriptedModelServer, loadScriptedSession } from '../model-server';
 import type { Terminal } from '../shared/terminal';
 import { anthropicFromEnv } from '../worker/anthropic-client';
@@ -24,8 +25,8 @@ const DEMO_PROMPT = 'Check the login module';
  * the model is a recorded session replayed by the local Messages API server, and it says so.
  */
 export async function runDemo(out: Output, env: NodeJS.ProcessEnv = process.env): Promise<Terminal> {
-  // The demo's output is the conversation; the worker's routine INFO lines would bury it.
-  Runtime.install({ logger: new DefaultLogger('WARN') });
+  // The demo's output is the conversation; the worker's routine lines would bury it.
+  installQuietRuntime('durable-agent demo');
   const root = packageRoot();
   const workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'durable-agent-demo-'));
   fs.cpSync(path.join(root, 'examples', 'login-demo'), workspace, { recursive: true });

@@ -15,6 +15,7 @@ import { createWorker, defaultHostId } from './create-worker';
 import { SECRETS_FD_VAR, receiveSecrets, scrubSecrets } from './secret-handoff';
 import { workerSandboxOptions } from './sandbox-options';
 import { formatGrace, shutdownGraceFromEnv } from './shutdown-grace';
+import { installQuietRuntime } from './runtime-logging';
 import { stopWhenSupervisorGone } from './supervisor';
 import { describeLimits, workerLimitsFromEnv } from './worker-limits';
 
@@ -25,6 +26,8 @@ import { describeLimits, workerLimitsFromEnv } from './worker-limits';
  * up here.
  */
 export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  // One line per thing a person needs: the SDK's routine INFO lines are not among them.
+  installQuietRuntime('durable-agent worker');
   // Names this process was started with: /proc/<pid>/environ shows them for its whole life.
   const secretsInStartEnv = Object.keys(env).filter(isSecretEnvName);
   const handedOver = receiveSecrets(env);
