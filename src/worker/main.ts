@@ -41,6 +41,12 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
 
   const target = temporalTargetFromEnv(config);
   if (!target) throw new Error('TEMPORAL_ADDRESS is not set: the worker needs a Temporal server to poll.');
+  const shutdownGraceMs = shutdownGraceFromEnv(config);
+  const limits = workerLimitsFromEnv(config);
+  const home = dataHome(config);
+  // A store this worker cannot use would fail every job's first model call; it stops here instead.
+  const contentStore = await openContentStore(config);
+  await contentStore.check();
   // A server that is not there is said in one line, not as the native client's transport error.
   const unreachable = await unreachableReason(target.address);
   if (unreachable) {
@@ -48,12 +54,6 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
       `durable-agent worker: no Temporal server answers at ${target.address} (TEMPORAL_ADDRESS): ${unreachable}. Start it or check the address.`,
     );
   }
-  const shutdownGraceMs = shutdownGraceFromEnv(config);
-  const limits = workerLimitsFromEnv(config);
-  const home = dataHome(config);
-  // A store this worker cannot use would fail every job's first model call; it stops here instead.
-  const contentStore = await openContentStore(config);
-  await contentStore.check();
   const { options: sandboxOptions, tlsPaths } = workerSandboxOptions(config);
   const sandbox = new SandboxEngine(sandboxOptions);
   const availability = await sandbox.availability();
