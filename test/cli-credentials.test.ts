@@ -33,7 +33,9 @@ describe('a background worker without model credentials', () => {
 
   test('makes the job wait, says so in status, and a shell with the key restarts it: the job completes', async () => {
     // Any command from a shell without the key starts the background worker without it.
-    expect((await cli(['ls'], withoutKey)).code).toBe(0);
+    const listed = await cli(['ls'], withoutKey);
+    // Code and stderr together, so a failure says why.
+    expect({ code: listed.code, stderr: listed.stderr }).toMatchObject({ code: 0 });
     const started = await cli(
       ['run', 'Say done', '--cwd', makeWorkspace({}), '--job-id', 'no-key', '--detach'],
       withoutKey,
