@@ -8,10 +8,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { SandboxEngine } from '../src/activities/sandbox/engine';
 import { executeTool, type ToolContext } from '../src/activities/tools/index';
-import type { JobSandbox } from '../src/shared/sandbox';
 import { median } from './median';
+import { sandboxContexts } from './sandbox-context';
 
 const CALLS = 50;
 
@@ -28,25 +27,14 @@ async function timeCalls(ctx: ToolContext): Promise<number[]> {
 
 async function main(): Promise<void> {
   const workspace = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'sandbox-cost-')));
-  const engine = new SandboxEngine();
-  const availability = await engine.availability();
-  if (!availability.available) throw new Error(`no sandbox here: ${availability.reason}`);
-  const context = (policy: JobSandbox): ToolContext => ({
-    workspace,
-    signal: new AbortController().signal,
-    heartbeat: () => undefined,
-    readState: {},
-    readDenyRules: [],
-    sessionKey: 'bench',
-    sandbox: { engine, policy },
-  });
+  const { context, version, bwrap } = await sandboxContexts(workspace);
   try {
     // One warm-up call each: the first pays for the probe and the temp folder.
     await executeTool('Bash', { command: 'true' }, context({ enabled: true, source: 'bench' }));
     await executeTool('Bash', { command: 'true' }, context({ enabled: false, source: 'bench' }));
     const unsandboxed = median(await timeCalls(context({ enabled: false, source: 'bench' })));
     const sandboxed = median(await timeCalls(context({ enabled: true, source: 'bench' })));
-    console.log(`bubblewrap ${availability.version} (${availability.bwrap}), ${CALLS} calls of \`true\` each`);
+    console.log(`bubblewrap ${version} (${bwrap}), ${CALLS} calls of \`true\` each`);
     console.log(`unsandboxed: median ${unsandboxed.toFixed(1)} ms`);
     console.log(`sandboxed:   median ${sandboxed.toFixed(1)} ms`);
     console.log(

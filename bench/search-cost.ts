@@ -10,10 +10,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { SandboxEngine } from '../src/activities/sandbox/engine';
 import { executeTool, type ToolContext } from '../src/activities/tools/index';
-import type { JobSandbox } from '../src/shared/sandbox';
 import { median } from './median';
+import { sandboxContexts } from './sandbox-context';
 
 const CALLS = 40;
 const FILES = 200;
@@ -25,18 +24,7 @@ async function main(): Promise<void> {
     fs.mkdirSync(path.dirname(file), { recursive: true });
     fs.writeFileSync(file, `export const value${i} = ${i};\n// TODO: item ${i}\n`.repeat(20));
   }
-  const engine = new SandboxEngine();
-  const availability = await engine.availability();
-  if (!availability.available) throw new Error(`no sandbox here: ${availability.reason}`);
-  const context = (policy: JobSandbox): ToolContext => ({
-    workspace,
-    signal: new AbortController().signal,
-    heartbeat: () => undefined,
-    readState: {},
-    readDenyRules: [],
-    sessionKey: 'bench',
-    sandbox: { engine, policy },
-  });
+  const { context, version } = await sandboxContexts(workspace);
   const ways = {
     worker: context({ enabled: false, source: 'bench' }),
     sandbox: context({ enabled: true, source: 'bench' }),
@@ -47,7 +35,7 @@ async function main(): Promise<void> {
   } as const;
   try {
     console.log(
-      `search-cost: ${CALLS} calls per tool and way, alternating; ${FILES} files; bubblewrap ${availability.version}; node ${process.version}, ${os.cpus().length} cpus`,
+      `search-cost: ${CALLS} calls per tool and way, alternating; ${FILES} files; bubblewrap ${version}; node ${process.version}, ${os.cpus().length} cpus`,
     );
     for (const [tool, input] of Object.entries(calls)) {
       const times: Record<keyof typeof ways, number[]> = { worker: [], sandbox: [] };
