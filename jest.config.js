@@ -3,9 +3,9 @@ const os = require('node:os');
 /** @type {import('jest').Config} */
 module.exports = {
   // Test files run side by side. They mostly wait (on dev servers, timers, child processes), so
-  // more files than cores run at once: JEST_WORKERS_PER_CORE below, measured on 2 cores (README,
-  // Development), at most 8: each file starts dev servers, workers and sandboxes of its own, and a
-  // container's CPU quota does not show in availableParallelism(). `--maxWorkers` or `--runInBand`
+  // more files than cores run at once: JEST_WORKERS_PER_CORE below, measured on 2 cores
+  // (docs/development.md, The test suite), at most 8: each file starts dev servers, workers and
+  // sandboxes of its own, and a container's CPU quota does not show in availableParallelism(). `--maxWorkers` or `--runInBand`
   // on the command line still win.
   maxWorkers: Math.min(
     8,

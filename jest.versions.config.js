@@ -2,7 +2,7 @@ const base = require('./jest.config');
 
 /**
  * `npm run test:versions`: the tests that cover what changes from one Node version to another, for
- * the supported versions that do not run the whole suite (README, Supported Node versions). Every
+ * the supported versions that do not run the whole suite (docs/development.md, Supported Node versions). Every
  * run, this one too, bundles the workflow code under the Node it runs on (global-setup.ts).
  * @type {import('jest').Config}
  */

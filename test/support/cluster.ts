@@ -435,7 +435,7 @@ export async function startTemporalCluster(options: { namespace?: string } = {})
       },
       logs,
     );
-    // The job search attributes, as the README tells a cluster's operator to register them.
+    // The job search attributes, as docs/operations.md tells a cluster's operator to register them.
     for (const { key, cliType } of JOB_SEARCH_ATTRIBUTES) {
       await cli([
         'operator',
