@@ -44,7 +44,7 @@ import {
 } from './output-format';
 import type { OutputFormat } from './output-format';
 import type { FollowListener } from './live-events';
-import { embeddedNoWorker, refuseWithoutCredentials } from './embedded';
+import { embeddedNoWorker, refuseBadBaseUrl, refuseWithoutCredentials } from './embedded';
 import { pendingActivities } from './live-follower';
 import { refuseBatchId } from './batch-id-guard';
 import {
@@ -314,6 +314,7 @@ export function buildProgram(): Command {
       });
       // After the flags are checked: a wrong --cwd is worth hearing first, key or no key.
       if (headless !== undefined && !flags.detach) refuseWithoutCredentials(process.env);
+      refuseBadBaseUrl(process.env);
       const warning = parkWarning(input, headless);
       if (warning) process.stderr.write(`${warning}\n`);
       const jobId = flags.jobId ?? newJobId();
