@@ -18,7 +18,7 @@ import {
 } from './batch';
 import { readBatchTasks } from './batch-tasks';
 import { withClient } from './connect';
-import { ensureEmbeddedServer, ensureEmbeddedWorker, refuseWithoutCredentials } from './embedded';
+import { ensureEmbeddedServer, ensureEmbeddedWorker, refuseBadBaseUrl, refuseWithoutCredentials } from './embedded';
 import type { Connected } from './connect';
 import { chosenFormat, parseOutputFormat } from './output-format';
 import type { OutputFormat } from './output-format';
@@ -106,6 +106,7 @@ export function addBatchCommands(program: Command): void {
       }
       // Nobody watches a batch: one that could only wait for credentials is refused at once.
       if (!flags.detach) refuseWithoutCredentials(process.env, 'batch');
+      refuseBadBaseUrl(process.env);
       const { concurrency, maxBudgetUsd, taskMaxBudgetUsd, ...taskFlags } = flags;
       const tasks = readBatchTasks(
         file,

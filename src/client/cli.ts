@@ -31,6 +31,7 @@ import { messageText, queuedMessage } from './send';
 import { storeAddressFromEnv } from './store-config';
 import { withResume } from './resume';
 import { describeWorkspaceHost, formatWorkspaceHost } from './workspace-host';
+import { answerUnlessNoWorker, formatKnownWithoutWorker, knownWithoutWorker, NO_POLL_MS } from './worker-polls';
 import type { ResumeFlags } from './resume';
 import { exitCodeFor, formatSnapshot, formatTerminal, stdoutOutput } from './render';
 import {
@@ -43,7 +44,7 @@ import {
 } from './output-format';
 import type { OutputFormat } from './output-format';
 import type { FollowListener } from './live-events';
-import { embeddedNoWorker, refuseWithoutCredentials } from './embedded';
+import { embeddedNoWorker, refuseBadBaseUrl, refuseWithoutCredentials } from './embedded';
 import { pendingActivities } from './live-follower';
 import { refuseBatchId } from './batch-id-guard';
 import {
@@ -313,6 +314,7 @@ export function buildProgram(): Command {
       });
       // After the flags are checked: a wrong --cwd is worth hearing first, key or no key.
       if (headless !== undefined && !flags.detach) refuseWithoutCredentials(process.env);
+      refuseBadBaseUrl(process.env);
       const warning = parkWarning(input, headless);
       if (warning) process.stderr.write(`${warning}\n`);
       const jobId = flags.jobId ?? newJobId();
@@ -424,17 +426,40 @@ export function buildProgram(): Command {
     .argument('<id>', 'job id')
     .option('--json', 'print the snapshot as JSON')
     .action(async (id: string, flags: { json?: boolean }) => {
-      await withClient(true, async ({ client }) => {
+      await withClient(true, async ({ client, startedWorker }) => {
         await refuseBatchId(client, id, 'see it with `durable-agent batch status <id>`');
         const handle = client.workflow.getHandle(id);
         const description = await handle.describe();
-        // A deadline on the call itself: a query left waiting would keep the process alive.
-        const snapshot = await client
-          .withDeadline(Date.now() + STATUS_QUERY_WAIT_MS, () => handle.query(snapshotQuery, 0))
-          .catch((error: unknown) => {
-            if (error instanceof WorkflowNotFoundError) throw error;
-            return undefined;
-          });
+        // Only a worker answers the query: when none polls the job's queue (or the one this
+        // command just started is not polling yet), what the server knows is shown at once.
+        const answer =
+          startedWorker !== undefined
+            ? ({ noWorker: true } as const)
+            : await answerUnlessNoWorker(
+                client,
+                description.taskQueue,
+                () => handle.query(snapshotQuery, 0),
+                STATUS_QUERY_WAIT_MS,
+              ).catch((error: unknown) => {
+                if (error instanceof WorkflowNotFoundError) throw error;
+                return undefined;
+              });
+        if (answer && 'noWorker' in answer) {
+          const known = await knownWithoutWorker(client, id, description, pendingActivities(description));
+          const queue = description.taskQueue;
+          const hint =
+            startedWorker !== undefined
+              ? `the background worker had stopped: started it again (pid ${startedWorker}); the job goes on, and ` +
+                `\`durable-agent status ${id}\` shows its live state once that worker polls, in a few seconds`
+              : `no worker polls task queue ${queue} (none has for over ${NO_POLL_MS / 1000} s), so the job's live ` +
+                `state is unknown and it does not go on: start one with \`durable-agent worker --task-queue ${queue}\``;
+          stdoutOutput.write(
+            flags.json ? JSON.stringify({ ...known, noWorker: hint }, null, 2) : formatKnownWithoutWorker(id, known),
+          );
+          process.stderr.write(`· ${hint}\n`);
+          return;
+        }
+        const snapshot = answer?.answer;
         if (!snapshot) {
           throw new Error(
             `job ${id} is ${description.status.name}, but no worker answered its query within ${STATUS_QUERY_WAIT_MS / 1000} s: ` +

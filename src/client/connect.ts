@@ -11,6 +11,8 @@ export interface Connected {
   /** Where the jobs live, for messages to the user. */
   description: string;
   embedded: boolean;
+  /** The embedded background worker this connect started, its own or its supervisor's having stopped. */
+  startedWorker?: number;
 }
 
 /**
@@ -41,7 +43,7 @@ export async function connect(options: { withWorker: boolean; env?: NodeJS.Proce
     };
   }
   const server = await ensureEmbeddedServer();
-  if (options.withWorker) await ensureEmbeddedWorker(server);
+  const worker = options.withWorker ? await ensureEmbeddedWorker(server) : undefined;
   const connection = await Connection.connect({ address: server.address });
   return {
     client: new Client({ connection, namespace: 'default' }),
@@ -49,6 +51,7 @@ export async function connect(options: { withWorker: boolean; env?: NodeJS.Proce
     address: server.address,
     description: `embedded Temporal server ${server.address} (UI ${server.uiUrl})`,
     embedded: true,
+    ...(worker?.started ? { startedWorker: worker.pid } : {}),
   };
 }
 

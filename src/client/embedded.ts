@@ -22,6 +22,7 @@ import {
 } from '../worker/shutdown-grace';
 import { isSecretEnvName } from '../activities/tools/bash-env';
 import { endpointForMessages } from '../activities/model-errors';
+import { baseUrlProblem } from '../shared/base-url';
 import { JOB_SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 
 /** A background process durable-agent started and may reuse: the embedded server or worker. */
@@ -562,4 +563,15 @@ export function refuseWithoutCredentials(env: NodeJS.ProcessEnv, what = 'run'): 
     `ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) is not set, so the embedded worker this ${what} starts cannot call the model: ` +
       `set it (in CI, from a secret), or use --detach to start the ${what === 'run' ? 'job' : what} and let it wait for a worker that has it.`,
   );
+}
+
+/**
+ * An `ANTHROPIC_BASE_URL` the embedded worker could not use (not a URL, not http(s), a password in
+ * it) would fail every model call of the job: refused at once, without repeating the password.
+ */
+export function refuseBadBaseUrl(env: NodeJS.ProcessEnv): void {
+  const value = env.ANTHROPIC_BASE_URL?.trim();
+  if (temporalTargetFromEnv(env) || !value) return;
+  const problem = baseUrlProblem(value);
+  if (problem) throw new InvalidArgumentError(`${problem}.`);
 }

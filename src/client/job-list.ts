@@ -6,6 +6,7 @@ import type { Terminal, TerminalReason } from '../shared/terminal';
 import { snapshotQuery } from '../workflows/definitions';
 import { COST_KEY, MODEL_KEY, OUTCOME_KEY, RUNNING_OUTCOME, TURNS_KEY } from '../workflows/search-attributes';
 import { isUnknownSearchAttribute, registerCommands } from './job-attributes';
+import { answerUnlessNoWorker, noWorkerPolls } from './worker-polls';
 import { exitCodeFor } from './render';
 
 /**
@@ -116,7 +117,11 @@ async function within<T>(client: Client, fn: () => Promise<T>): Promise<T | unde
   }
 }
 
-async function rowOf(client: Client, info: WorkflowExecutionInfo): Promise<JobRow> {
+async function rowOf(
+  client: Client,
+  info: WorkflowExecutionInfo,
+  noWorker: (taskQueue: string) => Promise<boolean>,
+): Promise<JobRow> {
   const attributes = info.typedSearchAttributes;
   const row: JobRow = {
     id: info.workflowId,
@@ -130,7 +135,15 @@ async function rowOf(client: Client, info: WorkflowExecutionInfo): Promise<JobRo
   const status = info.status.name;
   if (status === 'RUNNING') {
     const handle = client.workflow.getHandle(info.workflowId);
-    const snapshot = await within(client, () => handle.query(snapshotQuery, Number.MAX_SAFE_INTEGER));
+    // Not waited for when the server says no worker polls the job's queue.
+    const answer = await answerUnlessNoWorker(
+      client,
+      info.taskQueue,
+      () => handle.query(snapshotQuery, Number.MAX_SAFE_INTEGER),
+      ANSWER_MS,
+      noWorker(info.taskQueue),
+    ).catch(() => undefined);
+    const snapshot = answer && 'answer' in answer ? answer.answer : undefined;
     if (!snapshot) return { ...row, note: '(no worker answered; approvals unknown)' };
     return {
       ...row,
@@ -234,7 +247,13 @@ export async function listJobs(client: Client, limit: number, outcome?: OutcomeF
     throw error;
   }
   if (infos.length === 0) return [outcome ? `no ${outcome} jobs` : 'no jobs yet'];
-  const rows = await Promise.all(infos.map((info) => rowOf(client, info)));
+  // One look at each task queue's pollers, for all the running jobs on it.
+  const polls = new Map<string, Promise<boolean>>();
+  const noWorker = (taskQueue: string) => {
+    if (!polls.has(taskQueue)) polls.set(taskQueue, noWorkerPolls(client, taskQueue));
+    return polls.get(taskQueue) as Promise<boolean>;
+  };
+  const rows = await Promise.all(infos.map((info) => rowOf(client, info, noWorker)));
   const now = new Date();
   return [HEADER, ...rows.map((row) => formatRow(row, now))];
 }

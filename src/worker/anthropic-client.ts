@@ -2,6 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import os from 'node:os';
 import { ApplicationFailure } from '@temporalio/common';
 import { MODEL_FAILURE_TYPES } from '../shared/activity-types';
+import { baseUrlProblem } from '../shared/base-url';
 
 /**
  * The Anthropic client the worker's model calls use, built from its environment
@@ -23,6 +24,16 @@ export function anthropicFromEnv(env: NodeJS.ProcessEnv = process.env): () => An
           'start `durable-agent worker` with it set, or run any durable-agent command from a shell that has it ' +
           '(the embedded background worker is then restarted with it)',
         type: MODEL_FAILURE_TYPES.noCredentials,
+        nonRetryable: true,
+      });
+    }
+    // Such a URL fails every attempt the same way: the call fails at once, not after 15 minutes
+    // of retries as a connection error.
+    const badBaseUrl = env.ANTHROPIC_BASE_URL ? baseUrlProblem(env.ANTHROPIC_BASE_URL) : undefined;
+    if (badBaseUrl) {
+      throw ApplicationFailure.create({
+        message: `the worker on ${os.hostname()} (pid ${process.pid}) cannot call the model: ${badBaseUrl}, and restart the worker`,
+        type: MODEL_FAILURE_TYPES.configuration,
         nonRetryable: true,
       });
     }
