@@ -6,6 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { formatUsd } from '../src/shared/pricing';
 import { effectLines, scriptedBatch } from './support/batch';
 import { killEmbeddedWorker, runCli, startCli } from './support/cli';
 import { makeWorkspace, tempDir, waitFor } from './support/harness';
@@ -69,6 +70,61 @@ describe('durable-agent batch on the embedded default', () => {
       follower.child.kill('SIGKILL');
       await runCli(['stop'], embedded);
       await small.close();
+    }
+  });
+
+  test('a call a killed worker cut off is paid again: the task table marks that task and says how much', async () => {
+    // Issue 26: a task whose call a crash cut off cost more than its twins, and the table gave no
+    // reason. Each reply streams for about 3 s and costs $0.20; the worker dies in the middle of one.
+    const workspace = makeWorkspace({});
+    const slow = await scriptedBatch(workspace, 2, { prefix: 'embedded-paid', dollars: true, chunkDelayMs: 150 });
+    const home = tempDir('batch-paid-again');
+    const file = path.join(tempDir('paid-tasks'), 'paid.jsonl');
+    fs.writeFileSync(
+      file,
+      slow.tasks.map((task) => JSON.stringify({ id: task.id, prompt: task.input.prompt, workspace })).join('\n') + '\n',
+    );
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      DURABLE_AGENT_HOME: home,
+      ANTHROPIC_API_KEY: 'test-key',
+      ANTHROPIC_BASE_URL: slow.router.url,
+    };
+    delete env.TEMPORAL_ADDRESS;
+    delete env.DURABLE_AGENT_TASK_QUEUE;
+    const follower = startCli(['batch', file, '--concurrency', '1', '--permission-mode', 'bypassPermissions'], env);
+    try {
+      // The first task's first call, well into its stream (the API has billed its input by then).
+      await waitFor(async () => (slow.router.calls.length > 0 ? true : undefined), 120_000, 'the first model call');
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      killEmbeddedWorker(home);
+      const result = await follower.done;
+      expect(result.code).toBe(0);
+
+      const json = await runCli(['batch', 'status', 'paid', '--output-format', 'json'], env);
+      const parsed = JSON.parse(json.stdout) as {
+        paidAgainUsd?: number;
+        costUsd: number;
+        task_rows: Array<{ task: string; costUsd: number; paidAgainUsd?: number }>;
+      };
+      const [first, second] = parsed.task_rows;
+      expect(first?.paidAgainUsd).toBeGreaterThan(0);
+      expect(second?.paidAgainUsd).toBeUndefined();
+      expect(first!.costUsd).toBeCloseTo(second!.costUsd + first!.paidAgainUsd!, 6);
+      expect(parsed.paidAgainUsd).toBeCloseTo(first!.paidAgainUsd!, 6);
+
+      const text = await runCli(['batch', 'status', 'paid'], env);
+      expect(text.stdout).toContain(`${formatUsd(first!.costUsd)}*`);
+      expect(text.stdout).toContain(
+        `* includes calls a crash cut off, made again and billed twice: t1 ${formatUsd(first!.paidAgainUsd!)}`,
+      );
+      expect(text.stderr).toContain(
+        `of which ${formatUsd(parsed.paidAgainUsd!)} paid again for calls a crash cut off (made again, billed twice)`,
+      );
+    } finally {
+      follower.child.kill('SIGKILL');
+      await runCli(['stop'], env);
+      await slow.close();
     }
   });
 

@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { formatUsd } from '../src/shared/pricing';
 import { effectLines, scriptedBatch } from './support/batch';
 import type { ScriptedBatch } from './support/batch';
 import { runCli, startCli } from './support/cli';
@@ -260,6 +261,22 @@ describe('durable-agent batch (CLI, worker and dev server in processes of their 
       // $2.00 the two tasks' ten calls would cost unstopped.
       expect(parsed.costUsd).toBeGreaterThanOrEqual(0.5);
       expect(parsed.costUsd).toBeLessThan(1.99);
+
+      // Issue 26: the summary showed two figures ($0.60 in the detail, $0.80 as the cost "of $0.50")
+      // with no word on which was which. Now: what had been spent when the budget stopped the batch,
+      // and what the calls then running cost on top.
+      const stoppedAt = (parsed as { stoppedAtUsd?: number }).stoppedAtUsd;
+      expect(stoppedAt).toBeGreaterThanOrEqual(0.5);
+      expect(stoppedAt).toBeLessThanOrEqual(parsed.costUsd);
+      const status = await runCli(['batch', 'status', 'budget'], cliEnv);
+      expect(status.code).toBe(0);
+      expect(status.stderr).toContain(`cost ${formatUsd(parsed.costUsd)} in all, against a budget of $0.50`);
+      expect(status.stderr).toContain(`the budget stopped the batch when ${formatUsd(stoppedAt ?? 0)} was spent`);
+      if (parsed.costUsd > (stoppedAt ?? 0)) {
+        expect(status.stderr).toContain(
+          `the calls already running then cost ${formatUsd(parsed.costUsd - (stoppedAt ?? 0))} more as they finished`,
+        );
+      }
     } finally {
       await budget.close();
     }

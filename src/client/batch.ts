@@ -6,7 +6,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { defaultPayloadConverter, WorkflowNotFoundError } from '@temporalio/common';
 import type { Payload } from '@temporalio/common';
 import { InvalidArgumentError } from 'commander';
-import { PRIOR_COST_MEMO, priorWorkOf, taskJobId } from '../shared/batch';
+import { PAID_AGAIN_MEMO, PRIOR_COST_MEMO, priorWorkOf, taskJobId } from '../shared/batch';
 import type { BatchInput, BatchSnapshot, BatchTaskSpec, BatchTerminal } from '../shared/batch';
 import { formatUsd } from '../shared/pricing';
 import { MAX_INLINE_RESUME_CHARS } from '../shared/session';
@@ -162,6 +162,8 @@ export interface TaskRow {
   turns: number | null;
   costUsd: number | null;
   durationMs: number | null;
+  /** What calls a crash cut off and that were made again cost, in `costUsd` already (absent: none). */
+  paidAgainUsd?: number;
 }
 
 /** The tasks of a batch as its latest run's input has them. */
@@ -275,6 +277,7 @@ async function taskRuns(
     if (costUsd !== null) costUsd += priorCostUsd;
     if (turns !== null) turns += prior.turns;
     const durationMs = info.closeTime ? info.closeTime.getTime() - info.startTime.getTime() + prior.durationMs : null;
+    const paidAgainUsd = Number(info.memo?.[PAID_AGAIN_MEMO] ?? 0) || 0;
     jobs.set(task, {
       task,
       job: info.workflowId,
@@ -282,6 +285,7 @@ async function taskRuns(
       turns,
       costUsd,
       durationMs,
+      ...(paidAgainUsd > 0 ? { paidAgainUsd } : {}),
       startedAt: info.startTime.getTime(),
       runId: info.runId,
     });
@@ -314,7 +318,7 @@ export function formatRows(rows: TaskRow[]): string {
     row.task,
     row.outcome,
     row.turns === null ? '-' : String(row.turns),
-    row.costUsd === null ? '-' : formatUsd(row.costUsd),
+    row.costUsd === null ? '-' : `${formatUsd(row.costUsd)}${row.paidAgainUsd ? '*' : ''}`,
     row.durationMs === null ? '-' : formatDuration(row.durationMs),
   ]);
   const widths = header.map((title, column) => Math.max(title.length, ...cells.map((cell) => cell[column]!.length)));
@@ -323,7 +327,14 @@ export function formatRows(rows: TaskRow[]): string {
       .map((value, column) => (column >= 2 ? value.padStart(widths[column]!) : value.padEnd(widths[column]!)))
       .join('  ')
       .trimEnd();
-  return [line(header), ...cells.map(line)].join('\n');
+  const paidAgain = rows.filter((row) => row.paidAgainUsd);
+  const footnote = paidAgain.length
+    ? [
+        `* includes calls a crash cut off, made again and billed twice: ` +
+          paidAgain.map((row) => `${row.task} ${formatUsd(row.paidAgainUsd ?? 0)}`).join(', '),
+      ]
+    : [];
+  return [line(header), ...cells.map(line), ...footnote].join('\n');
 }
 
 export function formatDuration(ms: number): string {
@@ -332,6 +343,16 @@ export function formatDuration(ms: number): string {
   const minutes = Math.floor(seconds / 60);
   if (minutes < 60) return `${minutes}m${String(seconds % 60).padStart(2, '0')}s`;
   return `${Math.floor(minutes / 60)}h${String(minutes % 60).padStart(2, '0')}m`;
+}
+
+/** The words on a budget stop's two figures: what was spent at the stop, and what came after it. */
+function afterTheStop(t: BatchTerminal): string[] {
+  if (t.stoppedAtUsd === undefined) return [];
+  const after = t.costUsd - t.stoppedAtUsd;
+  return [
+    `  the budget stopped the batch when ${formatUsd(t.stoppedAtUsd)} was spent` +
+      (after > 0 ? `; the calls already running then cost ${formatUsd(after)} more as they finished` : ''),
+  ];
 }
 
 /** The batch's summary line(s): its Terminal, or where it stands while it runs. */
@@ -345,8 +366,12 @@ export function formatBatchSummary(batchId: string, state: Awaited<ReturnType<ty
       `batch ${batchId} ${t.reason}${t.detail ? ` (${t.detail})` : ''}`,
       `  tasks ${t.tasks}: ${outcomes || 'none ended'}${t.notStarted ? `; not started ${t.notStarted}` : ''}` +
         `${t.skipped ? `; finished by an earlier run ${t.skipped}` : ''}${t.continued ? `; continued ${t.continued}` : ''}`,
-      `  turns ${t.turns} · cost ${formatUsd(t.costUsd)}${t.maxBudgetUsd !== undefined ? ` of ${formatUsd(t.maxBudgetUsd)}` : ''}` +
-        ` · ${formatDuration(t.durationMs)}`,
+      `  turns ${t.turns} · cost ${formatUsd(t.costUsd)} in all` +
+        `${t.maxBudgetUsd !== undefined ? `, against a budget of ${formatUsd(t.maxBudgetUsd)}` : ''} · ${formatDuration(t.durationMs)}`,
+      ...afterTheStop(t),
+      ...(t.paidAgainUsd
+        ? [`  of which ${formatUsd(t.paidAgainUsd)} paid again for calls a crash cut off (made again, billed twice)`]
+        : []),
     ].join('\n');
   }
   if (!state.snapshot) {
@@ -358,7 +383,7 @@ export function formatBatchSummary(batchId: string, state: Awaited<ReturnType<ty
   const endedCount = Object.values(s.totals.outcomes).reduce((sum, count) => sum + count, 0);
   return (
     `batch ${batchId} running: ${endedCount}/${s.tasks} ended, ${s.running.length} running, ${s.tasks - s.next - (s.ahead ?? 0)} waiting` +
-    ` · ${formatUsd(s.spentUsd)}${s.maxBudgetUsd !== undefined ? ` of ${formatUsd(s.maxBudgetUsd)}` : ''}` +
+    ` · spent ${formatUsd(s.spentUsd)}${s.maxBudgetUsd !== undefined ? ` of the ${formatUsd(s.maxBudgetUsd)} budget` : ''}` +
     `${s.stop ? ` · stopping: ${s.stop.detail}` : ''}`
   );
 }

@@ -63,6 +63,8 @@ export interface TaskSummary {
   costUsd: number;
   durationMs: number;
   detail?: string;
+  /** What model calls a crash cut off and that were made again cost (in `costUsd` already). */
+  paidAgainUsd?: number;
 }
 
 /** Sums of the batch's ended tasks. */
@@ -78,12 +80,16 @@ export interface BatchTotals {
   continued: number;
   /** Jobs the batch's budget stopped part-way. */
   budgetStopped?: number;
+  /** What calls cut off by a crash and made again cost (in `costUsd` already); absent when nothing was. */
+  paidAgainUsd?: number;
 }
 
 /** Why the batch stopped starting tasks before it ran out of them. */
 export interface BatchStop {
   reason: 'aborted' | 'budget_exhausted';
   detail: string;
+  /** A budget stop: what the batch had spent when it stopped starting tasks. */
+  spentUsd?: number;
 }
 
 /** The batch's state carried across continue-as-new: bounded by the concurrency, not the task count. */
@@ -105,7 +111,10 @@ export interface BatchCarry {
 }
 
 /** The result of an `agentBatch` workflow: the totals, with the batch's own wall time. */
-export interface BatchTerminal extends Pick<BatchTotals, 'outcomes' | 'turns' | 'costUsd' | 'skipped' | 'continued'> {
+export interface BatchTerminal extends Pick<
+  BatchTotals,
+  'outcomes' | 'turns' | 'costUsd' | 'skipped' | 'continued' | 'paidAgainUsd'
+> {
   reason: 'completed' | 'aborted' | 'budget_exhausted';
   detail?: string;
   tasks: number;
@@ -119,6 +128,11 @@ export interface BatchTerminal extends Pick<BatchTotals, 'outcomes' | 'turns' | 
   /** The batch's wall time, from its first start to its end (not the tasks' sum). */
   durationMs: number;
   maxBudgetUsd?: number;
+  /**
+   * A batch its budget stopped: what it had spent then. `costUsd` is more by what the calls already
+   * running cost as they finished. Absent in older Terminals.
+   */
+  stoppedAtUsd?: number;
 }
 
 /** What `batch status` asks a running batch. */
@@ -225,8 +239,21 @@ export function summaryOf(id: string, terminal: Terminal): TaskSummary {
     costUsd: typeof terminal.totalCostUsd === 'number' ? terminal.totalCostUsd : 0,
     durationMs: terminal.durationMs ?? 0,
     ...(terminal.detail ? { detail: terminal.detail } : {}),
+    ...(paidAgainUsd(terminal) ? { paidAgainUsd: paidAgainUsd(terminal) } : {}),
   };
 }
+
+/** What a job paid again for calls a crash cut off; 0 when nothing (or its price is unknown). */
+export function paidAgainUsd(terminal: Pick<Terminal, 'paidAgain'>): number {
+  const cost = terminal.paidAgain?.costUSD;
+  return typeof cost === 'number' && Number.isFinite(cost) && cost > 0 ? cost : 0;
+}
+
+/** The job memo key for {@link paidAgainUsd}: a batch's task table reads it from the job list. */
+export const PAID_AGAIN_MEMO = 'paidAgainUsd';
+
+const plusPaidAgain = (totals: BatchTotals, usd: number | undefined) =>
+  usd ? { paidAgainUsd: (totals.paidAgainUsd ?? 0) + usd } : {};
 
 export function emptyTotals(): BatchTotals {
   return { outcomes: {}, turns: 0, costUsd: 0, durationMs: 0, skipped: 0, continued: 0 };
@@ -240,6 +267,7 @@ export function addSummary(totals: BatchTotals, summary: TaskSummary): BatchTota
     turns: totals.turns + summary.turns,
     costUsd: totals.costUsd + summary.costUsd,
     durationMs: totals.durationMs + summary.durationMs,
+    ...plusPaidAgain(totals, summary.paidAgainUsd),
   };
 }
 
@@ -254,6 +282,7 @@ export function addTotals(a: BatchTotals, b: BatchTotals): BatchTotals {
     costUsd: a.costUsd + b.costUsd,
     durationMs: a.durationMs + b.durationMs,
     skipped: a.skipped + b.skipped,
+    ...plusPaidAgain(a, b.paidAgainUsd),
   };
 }
 

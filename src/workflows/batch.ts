@@ -146,6 +146,7 @@ export async function agentBatch(input: BatchInput): Promise<BatchTerminal> {
     stop = {
       reason: 'budget_exhausted',
       detail: `${BATCH_BUDGET_DETAIL}: ${formatUsd(spentUsd())} of ${formatUsd(budget)} (--max-budget-usd ${budget})`,
+      spentUsd: spentUsd(),
     };
     return true;
   };
@@ -455,6 +456,8 @@ export async function agentBatch(input: BatchInput): Promise<BatchTerminal> {
     skipped: totals.skipped,
     continued: totals.continued,
     ...(input.maxBudgetUsd !== undefined ? { maxBudgetUsd: input.maxBudgetUsd } : {}),
+    ...(reason === 'budget_exhausted' && stop?.spentUsd !== undefined ? { stoppedAtUsd: stop.spentUsd } : {}),
+    ...(totals.paidAgainUsd ? { paidAgainUsd: totals.paidAgainUsd } : {}),
   };
   if (workflowInfo().typedSearchAttributes.get(OUTCOME_KEY) !== undefined) {
     upsertSearchAttributes([{ key: OUTCOME_KEY, value: terminal.reason }]);

@@ -1,4 +1,5 @@
-import { CancellationScope } from '@temporalio/workflow';
+import { CancellationScope, patched, upsertMemo } from '@temporalio/workflow';
+import { PAID_AGAIN_MEMO, paidAgainUsd } from '../shared/batch';
 import type { State } from '../shared/session';
 import type { Terminal, TerminalReason } from '../shared/terminal';
 import type { SessionActivities } from './activity-proxies';
@@ -67,7 +68,20 @@ function publish(control: SessionControl, state: State, terminal: Terminal): Ter
   control.showTurnState(state);
   control.phase = 'finished';
   publishOutcome(terminal);
+  publishPaidAgain(terminal);
   const detail = terminal.detail ? ` (${terminal.detail})` : '';
   control.record({ turn: state.turnCount, kind: 'notice', text: `terminal: ${terminal.reason}${detail}` });
   return terminal;
+}
+
+/** Guards the memo a job that paid again for cut-off calls sets as it ends. */
+const PAID_AGAIN_MEMO_PATCH = 'paid-again-memo';
+
+/**
+ * A job that paid again for calls a crash cut off says how much in its memo, which the job list
+ * carries: a batch's task table marks its cost without reading every job's result.
+ */
+function publishPaidAgain(terminal: Terminal): void {
+  const usd = paidAgainUsd(terminal);
+  if (usd > 0 && patched(PAID_AGAIN_MEMO_PATCH)) upsertMemo({ [PAID_AGAIN_MEMO]: usd });
 }
