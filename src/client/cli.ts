@@ -625,9 +625,11 @@ export function buildProgram(): Command {
   program
     .command('worker')
     .description('run a worker in the foreground (needs TEMPORAL_ADDRESS, or uses the embedded server)')
-    .option('--task-queue <name>', 'task queue to poll', DEFAULT_TASK_QUEUE)
-    .action(async (flags: { taskQueue: string }) => {
-      const env: NodeJS.ProcessEnv = { ...process.env, DURABLE_AGENT_TASK_QUEUE: flags.taskQueue };
+    .option('--task-queue <name>', `task queue to poll (default: DURABLE_AGENT_TASK_QUEUE, else ${DEFAULT_TASK_QUEUE})`)
+    .action(async (flags: { taskQueue?: string }) => {
+      // A supervisor (systemd's EnvironmentFile, a pod's env) sets the queue in the environment.
+      const taskQueue = flags.taskQueue ?? (process.env.DURABLE_AGENT_TASK_QUEUE?.trim() || DEFAULT_TASK_QUEUE);
+      const env: NodeJS.ProcessEnv = { ...process.env, DURABLE_AGENT_TASK_QUEUE: taskQueue };
       if (!env.TEMPORAL_ADDRESS) {
         const { ensureEmbeddedServer } = await import('./embedded');
         env.TEMPORAL_ADDRESS = (await ensureEmbeddedServer()).address;
