@@ -34,6 +34,22 @@ const ALLOWED: Array<{ words: string[]; why: string }> = [
   { words: ['export'], why: 'the shell setting variables; each argument is checked to be NAME=value' },
   { words: ['git', 'diff'], why: "git's own command, used as input for a pipe" },
   {
+    words: ['systemctl', 'enable', '--now', 'durable-agent-worker'],
+    why: 'needs a running systemd; the unit itself is checked by test/deploy-manifests.test.ts',
+  },
+  {
+    words: ['journalctl', '-u', 'durable-agent-worker'],
+    why: 'needs a running systemd; reads the unit deploy/systemd/ installs',
+  },
+  {
+    words: ['kubectl', 'create', 'secret', 'generic', 'durable-agent-worker-secrets'],
+    why: 'needs a cluster; the name is the one deploy/kubernetes/worker.yaml refers to',
+  },
+  {
+    words: ['kubectl', 'apply', '-f', 'deploy/kubernetes/worker.yaml'],
+    why: 'needs a cluster; test/deploy-manifests.test.ts decodes the file strictly into the API types',
+  },
+  {
     words: ['docker', 'compose', 'up'],
     why: 'Docker is not on the CI machines; docker-compose.yml is checked to exist',
   },
