@@ -9,11 +9,18 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { ScriptedSession } from '../src/model-server';
-import type { Terminal } from '../src/shared/terminal';
 import { abortSignal } from '../src/workflows/definitions';
 import { spawnerPid } from '../src/worker/spawner';
 import { waitFor } from './support/harness';
-import { isAlive, scriptedJobSuite, textReply, toolResultFor, toolUse, waitForSnapshot } from './support/jobs';
+import {
+  isAlive,
+  scriptedJobSuite,
+  textReply,
+  toolResultFor,
+  toolUse,
+  waitForSnapshot,
+  terminalOf,
+} from './support/jobs';
 
 /** State, parent and process group of `pid` from /proc, or undefined once it is gone. */
 function procStat(pid: number): { state: string; ppid: number; pgrp: number } | undefined {
@@ -134,7 +141,7 @@ describe('abort waits for the tools to stop (production timeouts)', () => {
         const abortedAt = Date.now();
         if (how === 'abort signal') await handle.signal(abortSignal, 'stop now');
         else await handle.cancel();
-        const terminal = (await handle.result()) as Terminal;
+        const terminal = await terminalOf(handle);
         const terminalAt = Date.now();
 
         // When the Terminal arrives, nothing the command started is still running.
