@@ -260,6 +260,15 @@ describe('durable-agent batch (CLI, worker and dev server in processes of their 
       // $2.00 the two tasks' ten calls would cost unstopped.
       expect(parsed.costUsd).toBeGreaterThanOrEqual(0.5);
       expect(parsed.costUsd).toBeLessThan(1.99);
+      // Temporal's status (the UI's Status column): the exhausted batch and its stopped jobs failed.
+      expect((await env.client.workflow.getHandle('budget').describe()).status.name).toBe('FAILED');
+      for (const task of budget.tasks.slice(0, 2)) {
+        expect((await env.client.workflow.getHandle(`budget/${task.id}`).describe()).status.name).toBe('FAILED');
+      }
+      // `batch status` still reads the batch's Terminal from its failure.
+      const status = await runCli(['batch', 'status', 'budget', '--output-format', 'json'], cliEnv);
+      expect(status.code).toBe(0);
+      expect(JSON.parse(status.stdout)).toMatchObject({ status: 'ended', reason: 'budget_exhausted', notStarted: 3 });
     } finally {
       await budget.close();
     }
