@@ -25,6 +25,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { terminalOf } from '../src/client/job-terminal';
 import type { ScriptedBlock, ScriptedReply, ScriptedSession } from '../src/model-server';
 import { ScriptedModelServer } from '../src/model-server';
 import { contextThresholds, modelLimitsFor } from '../src/shared/context/model-limits';
@@ -144,7 +145,7 @@ async function runJob(
       workflowId: `bench-cache-${label}-${Date.now()}`,
       args: [input],
     });
-    const terminal = (await withTimeout(handle.result(), RUN_TIMEOUT_MS, `workflow ${handle.workflowId}`)) as Terminal;
+    const terminal = await withTimeout(terminalOf(handle), RUN_TIMEOUT_MS, `workflow ${handle.workflowId}`);
     await settled();
     const sizes: RequestSize[] = log.stop();
     const expected = session.replies.length;

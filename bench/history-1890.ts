@@ -21,6 +21,7 @@ import os from 'node:os';
 import Anthropic from '@anthropic-ai/sdk';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { terminalOf } from '../src/client/job-terminal';
 import type { RecordedRequest, ScriptedBlock, ScriptedReply, ScriptedSession } from '../src/model-server';
 import { ScriptedModelServer } from '../src/model-server';
 import type { SessionInput } from '../src/shared/session';
@@ -160,7 +161,7 @@ async function runVariant(
       workflowId: `bench-1890-${window}-${Date.now()}`,
       args: [input],
     });
-    const terminal = (await withTimeout(handle.result(), RUN_TIMEOUT_MS, `workflow ${handle.workflowId}`)) as Terminal;
+    const terminal = await withTimeout(terminalOf(handle), RUN_TIMEOUT_MS, `workflow ${handle.workflowId}`);
     const ms = performance.now() - start;
     const expectedTurns = SEED_CALLS + CALLS;
     if (terminal.reason !== 'completed' || terminal.turnCount !== expectedTurns) {

@@ -10,6 +10,7 @@
  */
 import os from 'node:os';
 import path from 'node:path';
+import { terminalOf } from '../src/client/job-terminal';
 import type { ScriptedReply, ScriptedSession } from '../src/model-server';
 import { ScriptedModelServer } from '../src/model-server';
 import { contextThresholds, modelLimitsFor } from '../src/shared/context/model-limits';
@@ -99,7 +100,7 @@ async function main(): Promise<void> {
     }, 15_000);
     let terminal: Terminal;
     try {
-      terminal = (await withTimeout(handle.result(), RUN_TIMEOUT_MS, `workflow ${handle.workflowId}`)) as Terminal;
+      terminal = await withTimeout(terminalOf(handle), RUN_TIMEOUT_MS, `workflow ${handle.workflowId}`);
     } finally {
       clearInterval(ticker);
     }

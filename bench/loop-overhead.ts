@@ -17,6 +17,7 @@ import { temporal } from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { terminalOf } from '../src/client/job-terminal';
 import { createActivities } from '../src/activities';
 import { EMBEDDED_SERVER_TUNING } from '../src/client/embedded';
 import { findTemporalBinary } from '../src/client/temporal-binary';
@@ -163,7 +164,7 @@ async function main(): Promise<void> {
             workflowId: `bench-durable-${runTag}-${randomUUID()}`,
             args: [input],
           });
-          const terminal = (await withTimeout(handle.result(), `workflow ${handle.workflowId}`)) as Terminal;
+          const terminal = await withTimeout(terminalOf(handle), `workflow ${handle.workflowId}`);
           const ms = performance.now() - start;
           checkTerminal('durable', terminal, server);
           const history = await handle.fetchHistory();

@@ -32,6 +32,7 @@ import path from 'node:path';
 import { temporal } from '@temporalio/proto';
 import type { WorkflowHandle } from '@temporalio/client';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { terminalOf } from '../src/client/job-terminal';
 import { EMBEDDED_SERVER_TUNING } from '../src/client/embedded';
 import { ScriptedModelServer } from '../src/model-server';
 import type { ScriptedReply, ScriptedSession } from '../src/model-server';
@@ -419,7 +420,7 @@ async function runLevel(
     const deadline = new Promise<'failed'>((resolve) => setTimeout(() => resolve('failed'), LEVEL_TIMEOUT_MS).unref());
     const outcomes = await Promise.all(
       handles.map((handle) =>
-        Promise.race([(handle.result() as Promise<unknown>).catch(() => 'failed' as const), deadline]),
+        Promise.race([(terminalOf(handle) as Promise<unknown>).catch(() => 'failed' as const), deadline]),
       ),
     );
     const failed = outcomes.filter((outcome) => outcome === 'failed' || !level.succeeded(outcome)).length;

@@ -9,11 +9,18 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { ScriptedSession } from '../src/model-server';
-import type { Terminal } from '../src/shared/terminal';
 import { abortSignal } from '../src/workflows/definitions';
 import { spawnerPid } from '../src/worker/spawner';
 import { waitFor } from './support/harness';
-import { isAlive, scriptedJobSuite, textReply, toolResultFor, toolUse, waitForSnapshot } from './support/jobs';
+import {
+  isAlive,
+  scriptedJobSuite,
+  textReply,
+  toolResultFor,
+  toolUse,
+  waitForSnapshot,
+  terminalOf,
+} from './support/jobs';
 
 /** State, parent and process group of `pid` from /proc, or undefined once it is gone. */
 function procStat(pid: number): { state: string; ppid: number; pgrp: number } | undefined {
@@ -134,7 +141,7 @@ describe('abort waits for the tools to stop (production timeouts)', () => {
         const abortedAt = Date.now();
         if (how === 'abort signal') await handle.signal(abortSignal, 'stop now');
         else await handle.cancel();
-        const terminal = (await handle.result()) as Terminal;
+        const terminal = await terminalOf(handle);
         const terminalAt = Date.now();
 
         // When the Terminal arrives, nothing the command started is still running.
@@ -157,9 +164,10 @@ describe('abort waits for the tools to stop (production timeouts)', () => {
         // The workflow waited for the activity to confirm: its cancellation is in the history before the end.
         const events = (await handle.fetchHistory()).events ?? [];
         const canceled = events.findIndex((e) => e.activityTaskCanceledEventAttributes);
-        const completed = events.findIndex((e) => e.workflowExecutionCompletedEventAttributes);
+        // An aborted job ends failed, with its Terminal in the failure.
+        const ended = events.findIndex((e) => e.workflowExecutionFailedEventAttributes);
         expect(canceled).toBeGreaterThan(0);
-        expect(canceled).toBeLessThan(completed);
+        expect(canceled).toBeLessThan(ended);
 
         // The line the command would have written later never comes.
         await new Promise((resolve) => setTimeout(resolve, 1_000));

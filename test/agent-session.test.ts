@@ -13,6 +13,7 @@ import {
   tempDir,
   uniqueTaskQueue,
 } from './support/harness';
+import { terminalOf } from './support/jobs';
 
 const demoRepo = {
   'src/auth/login.ts':
@@ -41,7 +42,7 @@ describe('agentSession', () => {
         workflowId: `demo-${Date.now()}`,
         args: [sessionInput(workspace)],
       });
-      const terminal = (await handle.result()) as Terminal;
+      const terminal = await terminalOf(handle);
       expect(terminal.reason).toBe('completed');
       expect(terminal.turnCount).toBe(3);
       expect(terminal.finalText).toContain('I checked the login module');

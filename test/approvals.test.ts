@@ -3,7 +3,6 @@ import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { ScriptedSession } from '../src/model-server';
 import type { SessionSnapshot } from '../src/shared/session';
-import type { Terminal } from '../src/shared/terminal';
 import { approvalSignal, snapshotQuery } from '../src/workflows/definitions';
 import {
   ScriptedModelServer,
@@ -15,7 +14,7 @@ import {
   uniqueTaskQueue,
   waitFor,
 } from './support/harness';
-import { editCall, readCall, toolResultFor, withScriptedJob } from './support/jobs';
+import { editCall, readCall, toolResultFor, withScriptedJob, terminalOf } from './support/jobs';
 
 const read = readCall;
 const edit = (id: string, from: string, to: string) => editCall(id, 'app.txt', from, to);
@@ -51,7 +50,7 @@ describe('permissions and durable approvals', () => {
   ) {
     return withScriptedJob(env, 'perm', { session, input, files }, async ({ server, handle, workspace }) => {
       await drive({ jobId: handle.workflowId, server, workspace });
-      const terminal = (await handle.result()) as Terminal;
+      const terminal = await terminalOf(handle);
       return { terminal, server, workspace, handle };
     });
   }
@@ -236,7 +235,7 @@ describe('approvals and journals across worker crashes', () => {
       // Answered while no worker runs: the signal waits in the history.
       await handle.signal(approvalSignal, { decision: 'allow', always: true });
       worker = await spawnWorkerProcess({ address: env.address, taskQueue, modelUrl: server.url, home });
-      const terminal = (await handle.result()) as Terminal;
+      const terminal = await terminalOf(handle);
       expect(terminal.reason).toBe('completed');
       expect(fs.readFileSync(path.join(workspace, 'app.txt'), 'utf8')).toBe('uno dos\n');
     } finally {
@@ -272,7 +271,7 @@ describe('approvals and journals across worker crashes', () => {
       // The Edit ran once and the worker died before reporting it.
       expect(fs.readFileSync(path.join(workspace, 'app.txt'), 'utf8')).toBe('uno two\n');
       worker = await spawnWorkerProcess({ address: env.address, taskQueue, modelUrl: server.url, home });
-      const terminal = (await handle.result()) as Terminal;
+      const terminal = await terminalOf(handle);
       expect(terminal.reason).toBe('completed');
       expect(fs.readFileSync(path.join(workspace, 'app.txt'), 'utf8')).toBe('uno dos\n');
       expect(toolResultFor(server, 'e1')).toContain('has been updated');

@@ -4,7 +4,6 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { ScriptedSession } from '../src/model-server';
 import { GroupRegistry } from '../src/activities/store/group-registry';
 import { DEFAULT_SESSION_TIMEOUTS } from '../src/shared/session';
-import type { Terminal } from '../src/shared/terminal';
 import {
   ScriptedModelServer,
   makeWorkspace,
@@ -16,7 +15,7 @@ import {
   waitFor,
   type WorkerProcess,
 } from './support/harness';
-import { isAlive, resultText, textReply, toolResultFor, toolUse } from './support/jobs';
+import { isAlive, resultText, textReply, toolResultFor, toolUse, terminalOf } from './support/jobs';
 
 /** One Bash call, then the answer. */
 function bashSession(name: string, command: string): ScriptedSession {
@@ -87,7 +86,7 @@ describe('a worker SIGKILLed while Bash runs, a new worker started at once (prod
     const second = await job.spawn();
     const readyAt = Date.now();
 
-    const terminal = (await job.handle.result()) as Terminal;
+    const terminal = await terminalOf(job.handle);
     const took = Date.now() - readyAt;
     process.stdout.write(
       `SIGKILL during Bash -> job completed ${Date.now() - killedAt} ms later (new worker up after ${readyAt - killedAt} ms)\n`,
@@ -124,7 +123,7 @@ describe('a worker SIGKILLed while Bash runs, a new worker started at once (prod
     );
     // Nor is anything left of its sandbox's stand-ins.
     expect(fs.readdirSync(job.workspace)).toEqual([]);
-    const terminal = (await job.handle.result()) as Terminal;
+    const terminal = await terminalOf(job.handle);
     expect(terminal).toMatchObject({ reason: 'completed', finalText: 'done' });
     expect(resultText(JSON.parse(toolResultFor(job.server, 'toolu_bash')))).toBe('slept');
   }, 180_000);

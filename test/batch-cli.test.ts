@@ -261,6 +261,19 @@ describe('durable-agent batch (CLI, worker and dev server in processes of their 
       // $2.00 the two tasks' ten calls would cost unstopped.
       expect(parsed.costUsd).toBeGreaterThanOrEqual(0.5);
       expect(parsed.costUsd).toBeLessThan(1.99);
+      // Temporal's status (the UI's Status column): the exhausted batch and its stopped jobs failed.
+      expect((await env.client.workflow.getHandle('budget').describe()).status.name).toBe('FAILED');
+      for (const task of budget.tasks.slice(0, 2)) {
+        expect((await env.client.workflow.getHandle(`budget/${task.id}`).describe()).status.name).toBe('FAILED');
+      }
+      // `batch status` still reads the batch's Terminal from its failure.
+      const statusJson = await runCli(['batch', 'status', 'budget', '--output-format', 'json'], cliEnv);
+      expect(statusJson.code).toBe(0);
+      expect(JSON.parse(statusJson.stdout)).toMatchObject({
+        status: 'ended',
+        reason: 'budget_exhausted',
+        notStarted: 3,
+      });
 
       // Issue 26: the summary showed two figures ($0.60 in the detail, $0.80 as the cost "of $0.50")
       // with no word on which was which. Now: what had been spent when the budget stopped the batch,

@@ -13,7 +13,6 @@ import type { BatchInput, BatchSnapshot, BatchTerminal } from '../src/shared/bat
 import { BATCH_BUDGET_DETAIL, taskJobId } from '../src/shared/batch';
 import { findTemporalBinary } from '../src/client/temporal-binary';
 import { exportBatch, taskRows } from '../src/client/batch';
-import type { Terminal } from '../src/shared/terminal';
 import { batchSnapshotQuery, taskCostSignal } from '../src/workflows/batch-definitions';
 import { effectLines, peakConcurrentTasks, scriptedBatch } from './support/batch';
 import {
@@ -26,6 +25,7 @@ import {
   waitFor,
 } from './support/harness';
 import type { ScriptedModelServer } from './support/harness';
+import { terminalOf } from './support/jobs';
 
 const run = promisify(execFile);
 
@@ -79,12 +79,12 @@ describe('workflow: batch', () => {
   }
 
   const jobResult = (batchId: string, taskId: string) =>
-    env.client.workflow.getHandle(taskJobId(batchId, taskId)).result() as Promise<Terminal>;
+    terminalOf(env.client.workflow.getHandle(taskJobId(batchId, taskId)));
 
   test('runs every task once as a child job <batch>/<task>, never more than the concurrency at a time', async () => {
     const { batch, batchId, start } = await withBatch('batch-run', 6, { chunkDelayMs: 40 });
     const handle = await start({ concurrency: 2 });
-    const terminal = (await handle.result()) as BatchTerminal;
+    const terminal = await terminalOf<BatchTerminal>(handle);
 
     expect(terminal).toMatchObject({ reason: 'completed', tasks: 6, notStarted: 0, skipped: 0, continued: 0 });
     expect(terminal.outcomes).toEqual({ completed: 6 });
@@ -103,7 +103,7 @@ describe('workflow: batch', () => {
     // bound below meanwhile.
     const { batch, batchId, start } = await withBatch('batch-budget', 5, { turns: 4, dollars: true, chunkDelayMs: 10 });
     const handle = await start({ concurrency: 2, maxBudgetUsd: 2.5 });
-    const terminal = (await handle.result()) as BatchTerminal;
+    const terminal = await terminalOf<BatchTerminal>(handle);
 
     expect(terminal.reason).toBe('budget_exhausted');
     expect(terminal.detail).toContain(BATCH_BUDGET_DETAIL);
@@ -120,14 +120,14 @@ describe('workflow: batch', () => {
 
     // The same batch and budget again: what the stopped jobs spent stays spent, so nothing runs.
     const calls = batch.router.calls.length;
-    const again = (await (await start({ concurrency: 2, maxBudgetUsd: 2.5, rerun: true })).result()) as BatchTerminal;
+    const again = await terminalOf<BatchTerminal>(await start({ concurrency: 2, maxBudgetUsd: 2.5, rerun: true }));
     expect(again).toMatchObject({ reason: 'budget_exhausted', notStarted: 5, continued: 0 });
     expect(again.costUsd).toBeCloseTo(terminal.costUsd, 6);
     expect(batch.router.calls.length).toBe(calls);
 
     // With more budget the two stopped tasks go on from their conversations and the rest start;
     // the batch's cost is what all its jobs cost, the first run's included.
-    const more = (await (await start({ concurrency: 2, maxBudgetUsd: 100, rerun: true })).result()) as BatchTerminal;
+    const more = await terminalOf<BatchTerminal>(await start({ concurrency: 2, maxBudgetUsd: 100, rerun: true }));
     expect(more).toMatchObject({ reason: 'completed', notStarted: 0, continued: 2, outcomes: { completed: 5 } });
     const paidCalls = batch.router.calls.filter((call) => call.completed).length;
     expect(more.costUsd).toBeCloseTo(paidCalls, 0);
@@ -148,7 +148,7 @@ describe('workflow: batch', () => {
     // cost as it lands, and its tools take two seconds, so the stop is back before either job's
     // third call. Reporting only before the next call, as jobs did before, let that call go ahead: $5 or $6.
     const { batch, start } = await withBatch('batch-budget-reply', 2, { turns: 4, dollars: true, toolSeconds: 2 });
-    const terminal = (await (await start({ concurrency: 2, maxBudgetUsd: 2.5 })).result()) as BatchTerminal;
+    const terminal = await terminalOf<BatchTerminal>(await start({ concurrency: 2, maxBudgetUsd: 2.5 }));
 
     expect(terminal).toMatchObject({ reason: 'budget_exhausted', outcomes: { budget_exhausted: 2 } });
     expect(terminal.costUsd).toBeGreaterThanOrEqual(3);
@@ -159,13 +159,13 @@ describe('workflow: batch', () => {
   test('a rerun whose budget is already spent still counts the finished tasks, and starts none', async () => {
     // Two calls a task at $1 each: t1 and t2 finish ($4), then the $3.50 is spent.
     const { batch, start } = await withBatch('batch-spent-rerun', 4, { dollars: true });
-    const first = (await (await start({ concurrency: 1, maxBudgetUsd: 3.5 })).result()) as BatchTerminal;
+    const first = await terminalOf<BatchTerminal>(await start({ concurrency: 1, maxBudgetUsd: 3.5 }));
     expect(first).toMatchObject({ reason: 'budget_exhausted', notStarted: 2, outcomes: { completed: 2 } });
 
     const calls = batch.router.calls.length;
-    const again = (await (
-      await start({ concurrency: 1, maxBudgetUsd: 3.5, rerun: true, earlierRunTook: first.tasks - first.notStarted })
-    ).result()) as BatchTerminal;
+    const again = await terminalOf<BatchTerminal>(
+      await start({ concurrency: 1, maxBudgetUsd: 3.5, rerun: true, earlierRunTook: first.tasks - first.notStarted }),
+    );
     expect(batch.router.calls.length).toBe(calls);
     expect(again).toMatchObject({
       reason: 'budget_exhausted',
@@ -184,7 +184,7 @@ describe('workflow: batch', () => {
     expect(((await (await start({ concurrency: 4 })).result()) as BatchTerminal).outcomes).toEqual({ completed: 4 });
     const calls = batch.router.calls.length;
     const rerun = await start({ concurrency: 4, rerun: true, historyEventLimit: 10 });
-    const terminal = (await rerun.result()) as BatchTerminal;
+    const terminal = await terminalOf<BatchTerminal>(rerun);
     expect(terminal).toMatchObject({ reason: 'completed', skipped: 4, notStarted: 0, outcomes: { completed: 4 } });
     expect(batch.router.calls.length).toBe(calls);
     const first = await env.client.workflow.getHandle(batchId, rerun.firstExecutionRunId).describe();
@@ -209,7 +209,7 @@ describe('workflow: batch', () => {
     );
     expect(snapshot.running.map((task) => task.id).sort()).toEqual(['t1', 't2']);
     expect(snapshot.ahead).toBeGreaterThanOrEqual(1);
-    const terminal = (await rerun.result()) as BatchTerminal;
+    const terminal = await terminalOf<BatchTerminal>(rerun);
     expect(terminal).toMatchObject({ reason: 'completed', notStarted: 0, outcomes: { completed: 3 } });
     // Every call of every task is in the batch's cost, once.
     expect(terminal.costUsd).toBeCloseTo(batch.router.calls.filter((call) => call.completed).length, 6);
@@ -219,7 +219,7 @@ describe('workflow: batch', () => {
 
   test("a rerun does not start again a task whose finished job the server's retention deleted", async () => {
     const { batch, batchId, start } = await withBatch('batch-retention', 3);
-    const first = (await (await start({ concurrency: 3 })).result()) as BatchTerminal;
+    const first = await terminalOf<BatchTerminal>(await start({ concurrency: 3 }));
     expect(first.outcomes).toEqual({ completed: 3 });
     // What retention does to a closed job.
     const job = await env.client.workflow.getHandle(taskJobId(batchId, 't2')).describe();
@@ -240,9 +240,9 @@ describe('workflow: batch', () => {
       'the job to be deleted',
     );
     const calls = batch.router.calls.length;
-    const again = (await (
-      await start({ concurrency: 3, rerun: true, earlierRunTook: first.tasks - first.notStarted })
-    ).result()) as BatchTerminal;
+    const again = await terminalOf<BatchTerminal>(
+      await start({ concurrency: 3, rerun: true, earlierRunTook: first.tasks - first.notStarted }),
+    );
     expect(batch.router.calls.length).toBe(calls);
     expect(again).toMatchObject({ skipped: 2, notStarted: 0, outcomes: { completed: 2, failed: 1 } });
     expect(effectLines(batch.effects)).toEqual(['t1 0', 't2 0', 't3 0']);
@@ -261,7 +261,7 @@ describe('workflow: batch', () => {
       't1 to report $2',
     );
     await env.client.workflow.getHandle(taskJobId(batchId, 't1')).terminate('runaway');
-    const terminal = (await handle.result()) as BatchTerminal;
+    const terminal = await terminalOf<BatchTerminal>(handle);
     expect(terminal.outcomes).toEqual({ terminated: 1, completed: 1 });
     // t2's seven calls, and what t1 reported before it was ended.
     expect(terminal.costUsd).toBeGreaterThanOrEqual(7 + spent);
@@ -275,7 +275,7 @@ describe('workflow: batch', () => {
     expect(running).toMatchObject({ tasks: 4, next: 2, concurrency: 2 });
     expect(running.running.map((task) => task.id).sort()).toEqual(['t1', 't2']);
     await handle.signal('abort', 'enough for tonight');
-    const aborted = (await handle.result()) as BatchTerminal;
+    const aborted = await terminalOf<BatchTerminal>(handle);
     expect(aborted).toMatchObject({ reason: 'aborted', detail: 'enough for tonight', notStarted: 2 });
     expect(Object.keys(aborted.outcomes).every((outcome) => outcome.startsWith('aborted'))).toBe(true);
     expect(Object.values(aborted.outcomes).reduce((sum, count) => sum + count, 0)).toBe(2);
@@ -284,7 +284,7 @@ describe('workflow: batch', () => {
 
     // The same batch again: the two stopped tasks go on from their conversation, the rest start.
     const rerun = await start({ concurrency: 2, rerun: true });
-    const terminal = (await rerun.result()) as BatchTerminal;
+    const terminal = await terminalOf<BatchTerminal>(rerun);
     expect(terminal).toMatchObject({ reason: 'completed', notStarted: 0, continued: 2, skipped: 0 });
     expect(terminal.outcomes).toEqual({ completed: 4 });
     expect(effectLines(batch.effects)).toEqual(['t1 0', 't2 0', 't3 0', 't4 0']);
@@ -296,7 +296,7 @@ describe('workflow: batch', () => {
     expect(rows.reduce((sum, row) => sum + (row.turns ?? 0), 0)).toBe(terminal.turns);
     // A third run finds every task finished and runs nothing.
     const callsBefore = batch.router.calls.length;
-    const third = (await (await start({ concurrency: 2, rerun: true })).result()) as BatchTerminal;
+    const third = await terminalOf<BatchTerminal>(await start({ concurrency: 2, rerun: true }));
     expect(third).toMatchObject({ reason: 'completed', skipped: 4, continued: 0, outcomes: { completed: 4 } });
     expect(batch.router.calls.length).toBe(callsBefore);
   });
@@ -304,7 +304,7 @@ describe('workflow: batch', () => {
   test('continues as new while jobs run, and still sees each one end', async () => {
     const { batch, batchId, start } = await withBatch('batch-can', 6, { chunkDelayMs: 60 });
     const handle = await start({ concurrency: 2, historyEventLimit: 20 });
-    const terminal = (await handle.result()) as BatchTerminal;
+    const terminal = await terminalOf<BatchTerminal>(handle);
     expect(terminal).toMatchObject({ reason: 'completed', tasks: 6, notStarted: 0 });
     expect(terminal.outcomes).toEqual({ completed: 6 });
     expect(effectLines(batch.effects)).toEqual(['t1 0', 't2 0', 't3 0', 't4 0', 't5 0', 't6 0']);
@@ -330,7 +330,7 @@ describe('workflow: batch', () => {
       { ...first!, input: { ...first!.input, workspace: '' }, worktree: { repo, ref: 'v1' } },
       { ...second!, input: { ...second!.input, workspace: '' }, worktree: { repo, ref: 'no-such-ref' } },
     ];
-    const terminal = (await (await start({ concurrency: 2, tasks: { inline: tasks } })).result()) as BatchTerminal;
+    const terminal = await terminalOf<BatchTerminal>(await start({ concurrency: 2, tasks: { inline: tasks } }));
     expect(terminal.outcomes).toEqual({ completed: 1, setup_failed: 1 });
     const clone = path.join(worktrees, batchId, 't1');
     // The task's Bash ran in the clone, at the tag, and the source repository is untouched.
@@ -344,9 +344,9 @@ describe('workflow: batch', () => {
       detail: expect.stringContaining('has no branch, tag or commit "no-such-ref"'),
     });
     // A rerun starts the failed task again from its prompt (it never talked): nothing is continued.
-    const again = (await (
-      await start({ concurrency: 2, tasks: { inline: tasks }, rerun: true })
-    ).result()) as BatchTerminal;
+    const again = await terminalOf<BatchTerminal>(
+      await start({ concurrency: 2, tasks: { inline: tasks }, rerun: true }),
+    );
     expect(again).toMatchObject({ skipped: 1, continued: 0, outcomes: { completed: 1, setup_failed: 1 } });
   });
 
@@ -397,7 +397,7 @@ describe('workflow: batch', () => {
     });
     // Before, the batch never ended: wait a bounded time, then say so.
     const ended = await Promise.race([
-      handle.result() as Promise<BatchTerminal>,
+      terminalOf<BatchTerminal>(handle),
       new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 30_000).unref()),
     ]);
     const { events } = await handle.fetchHistory();
@@ -407,7 +407,7 @@ describe('workflow: batch', () => {
 
   test('export reads each answer and transcript from the run its row was listed from, never waiting for a newer run', async () => {
     const { batchId, home, start, taskQueue } = await withBatch('batch-export-run', 2);
-    await (await start({ concurrency: 2 })).result();
+    await terminalOf<BatchTerminal>(await start({ concurrency: 2 }));
     // The listing as it was a moment ago (visibility lags behind a start)...
     const listed: WorkflowExecutionInfo[] = [];
     for await (const info of env.client.workflow.list({ query: `WorkflowId STARTS_WITH "${batchId}/"` })) {
@@ -472,7 +472,7 @@ describe('workflow: batch', () => {
     // An abort whose reason is not text still stops the batch, as it stops a job: stopping is
     // what the sender wanted.
     await signal('abort', '{"why":1}');
-    const terminal = (await handle.result()) as BatchTerminal;
+    const terminal = await terminalOf<BatchTerminal>(handle);
     expect(terminal).toMatchObject({ reason: 'aborted', detail: 'aborted by request', notStarted: 2 });
   });
 });

@@ -12,6 +12,7 @@ import { runCli as cli } from './support/cli';
 import type { CliResult } from './support/cli';
 import { exitedWithOutput, killEmbeddedWorker } from './support/cli';
 import { TS_NODE_ARGS } from './support/ts-run';
+import { terminalOf } from './support/jobs';
 
 const root = path.join(__dirname, '..');
 const cliArgs = [...TS_NODE_ARGS, path.join(root, 'src/client/cli.ts')];
@@ -37,6 +38,22 @@ const listed = (stdout: string) =>
 
 /** Every step is a real CLI process; on a busy machine each takes seconds. */
 const SLOW_MS = 600_000;
+
+/** A workflow's status as `temporal workflow describe` shows it (the UI's Status column). */
+function statusOf(id: string, address: string): string {
+  const described = JSON.parse(
+    temporal(['workflow', 'describe', '--workflow-id', id, '--output', 'json'], address),
+  ) as { workflowExecutionInfo: { status: string } };
+  return described.workflowExecutionInfo.status.replace('WORKFLOW_EXECUTION_STATUS_', '');
+}
+
+/** The ids `temporal workflow list --query` finds, sorted. */
+function foundBy(query: string, address: string): string[] {
+  const found = JSON.parse(temporal(['workflow', 'list', '--query', query, '--output', 'json'], address)) as Array<{
+    execution: { workflowId: string };
+  }>;
+  return found.map((w) => w.execution.workflowId).sort();
+}
 
 const decode = (payload: { data?: string }) => JSON.parse(Buffer.from(payload.data ?? '', 'base64').toString('utf8'));
 
@@ -125,6 +142,24 @@ describe('true outcomes: ls, search attributes, summaries and details on the emb
         env,
       );
       expect(max.code).toBe(2);
+      const budget = await cli(
+        ['run', 'Check the login module', '--cwd', workspace, '--job-id', 'out-budget', '--max-budget-usd', '0.0001'],
+        env,
+      );
+      expect(budget.code).toBe(4);
+      expect(budget.stderr).toContain('Terminal: budget_exhausted after 1 turn');
+
+      // Temporal's own status (the UI's Status column): only the job that completed is COMPLETED.
+      expect(statusOf('out-completed', address)).toBe('COMPLETED');
+      expect(statusOf('out-max', address)).toBe('FAILED');
+      expect(statusOf('out-budget', address)).toBe('FAILED');
+      // `result` reads the Terminal the failure carries, and exits as before.
+      const maxResult = await cli(['result', 'out-max'], env);
+      expect(maxResult.code).toBe(2);
+      expect(maxResult.stderr).toContain('Terminal: max_turns after 1 turn');
+      const budgetResult = await cli(['result', 'out-budget', '--json'], env);
+      expect(budgetResult.code).toBe(4);
+      expect(JSON.parse(budgetResult.stdout)).toMatchObject({ terminal: { reason: 'budget_exhausted', turnCount: 1 } });
 
       // An older client's start carries no search attributes: ls reads the outcome from its Terminal.
       const old = await client.workflow.start('agentSession', {
@@ -132,7 +167,7 @@ describe('true outcomes: ls, search attributes, summaries and details on the emb
         taskQueue: 'durable-agent',
         args: [{ prompt: 'Check the login module', workspace, model: 'claude-sonnet-5-5', maxTurns: 1 }],
       });
-      expect(await old.result()).toMatchObject({ reason: 'max_turns' });
+      expect(await terminalOf(old)).toMatchObject({ reason: 'max_turns' });
 
       const parked = await parkedJob('out-parked');
       expect(parked.pendingApprovals[0]).toMatchObject({ toolName: 'Grep' });
@@ -156,6 +191,17 @@ describe('true outcomes: ls, search attributes, summaries and details on the emb
 
       const runningOnly = await cli(['ls', '--outcome', 'running'], env);
       expect(listed(runningOnly.stdout).sort()).toEqual(['out-parked', 'out-term']);
+      // Parked, they show as waiting for approval to any client of the visibility (the UI's list too).
+      await waitFor(
+        async () =>
+          foundBy(`DurableAgentOutcome = 'waiting_for_approval'`, address).join() === 'out-parked,out-term'
+            ? true
+            : undefined,
+        30_000,
+        'the parked jobs to show as waiting_for_approval',
+      );
+      const waiting = await cli(['ls', '--outcome', 'waiting_for_approval'], env);
+      expect(listed(waiting.stdout).sort()).toEqual(['out-parked', 'out-term']);
 
       // With no worker answering, ls says so instead of a stack trace.
       killEmbeddedWorker(home);
@@ -176,6 +222,7 @@ describe('true outcomes: ls, search attributes, summaries and details on the emb
         /^out-completed\s+completed\s+3\s+\S+\s+claude-sonnet-5-5\s+\d+[smh]$/,
       );
       expect(lineOf(all.stdout, 'out-max')).toMatch(/^out-max\s+max_turns\s+1\s/);
+      expect(lineOf(all.stdout, 'out-budget')).toMatch(/^out-budget\s+budget_exhausted\s+1\s/);
       expect(lineOf(all.stdout, 'out-old')).toMatch(/^out-old\s+max_turns\s+1\s+\S+\s+claude-sonnet-5-5\s/);
       expect(lineOf(all.stdout, 'out-parked')).toMatch(/^out-parked\s+aborted_tools\s+1\s/);
       expect(lineOf(all.stdout, 'out-term')).toMatch(/^out-term\s+terminated\s/);
@@ -183,16 +230,24 @@ describe('true outcomes: ls, search attributes, summaries and details on the emb
 
       // Jobs started with the attributes are found by outcome; the old one only by a plain ls.
       expect(listed((await cli(['ls', '--outcome', 'max_turns'], env)).stdout)).toEqual(['out-max']);
+      expect(listed((await cli(['ls', '--outcome', 'budget_exhausted'], env)).stdout)).toEqual(['out-budget']);
+      // Failed with a Terminal is not failed from outside, the older client's job included.
+      expect((await cli(['ls', '--outcome', 'workflow_failed'], env)).stdout).toContain('no workflow_failed jobs');
       expect(listed((await cli(['ls', '--outcome', 'aborted'], env)).stdout)).toEqual(['out-parked']);
       expect(listed((await cli(['ls', '--outcome', 'outside'], env)).stdout)).toEqual(['out-term']);
       expect(listed((await cli(['ls', '--outcome', 'terminated'], env)).stdout)).toEqual(['out-term']);
       expect((await cli(['ls', '--outcome', 'failed'], env)).stdout).toContain('no failed jobs');
       expect(listed((await cli(['ls', '--outcome', 'completed'], env)).stdout)).toEqual(['out-completed']);
       expect((await cli(['ls', '--outcome', 'running'], env)).stdout).toContain('no running jobs');
+      expect((await cli(['ls', '--outcome', 'waiting_for_approval'], env)).stdout).toContain(
+        'no waiting_for_approval jobs',
+      );
 
       const unknown = await cli(['ls', '--outcome', 'finished'], env);
       expect(unknown.code).toBe(1);
-      expect(unknown.stderr).toContain('"finished" is not an outcome. Use one of: running, completed, max_turns,');
+      expect(unknown.stderr).toContain(
+        '"finished" is not an outcome. Use one of: running, waiting_for_approval, completed, max_turns,',
+      );
       expect(unknown.stderr).toContain('or a group: failed');
       expect(unknown.stderr).not.toMatch(/\n\s+at /);
     },
@@ -206,6 +261,16 @@ describe('true outcomes: ls, search attributes, summaries and details on the emb
         temporal(['workflow', 'list', '--query', `DurableAgentOutcome = 'max_turns'`, '--output', 'json'], address),
       ) as Array<{ execution: { workflowId: string } }>;
       expect(found.map((w) => w.execution.workflowId)).toEqual(['out-max']);
+      // The Status column: every job that did not complete is Failed, the older client's included.
+      expect(foundBy(`WorkflowType = 'agentSession' AND ExecutionStatus = 'Failed'`, address)).toEqual([
+        'out-budget',
+        'out-max',
+        'out-old',
+        'out-parked',
+      ]);
+      expect(foundBy(`WorkflowType = 'agentSession' AND ExecutionStatus = 'Completed'`, address)).toEqual([
+        'out-completed',
+      ]);
 
       const described = await client.workflow.getHandle('out-completed').describe();
       const attributes = Object.fromEntries(described.typedSearchAttributes.getAll().map((p) => [p.key.name, p.value]));
@@ -275,6 +340,53 @@ describe('true outcomes: ls, search attributes, summaries and details on the emb
       });
       expect(gone.stderr).toBe('');
       expect(gone.code).toBe(0);
+    },
+    SLOW_MS,
+  );
+
+  test(
+    'a parked job shows waiting_for_approval to an outside client, and running again once approved',
+    async () => {
+      await parkedJob('out-approved');
+      await waitFor(
+        async () =>
+          foundBy(`WorkflowId = 'out-approved' AND DurableAgentOutcome = 'waiting_for_approval'`, address).length === 1
+            ? true
+            : undefined,
+        30_000,
+        'out-approved to show as waiting_for_approval',
+      );
+      expect(listed((await cli(['ls', '--outcome', 'waiting_for_approval'], env)).stdout)).toEqual(['out-approved']);
+      expect(listed((await cli(['ls', '--outcome', 'running'], env)).stdout)).toEqual(['out-approved']);
+
+      expect((await cli(['approve', 'out-approved'], env)).code).toBe(0);
+      const result = await cli(['result', 'out-approved'], env);
+      expect(result.code).toBe(0);
+      expect(statusOf('out-approved', address)).toBe('COMPLETED');
+      // The outcome went back to running once nothing was parked, then to the Terminal's reason.
+      const history = JSON.parse(
+        temporal(['workflow', 'show', '--workflow-id', 'out-approved', '--output', 'json'], address),
+      ) as {
+        events: Array<{
+          upsertWorkflowSearchAttributesEventAttributes?: {
+            searchAttributes?: { indexedFields?: Record<string, { data?: string }> };
+          };
+        }>;
+      };
+      const outcomes = history.events.flatMap((e) => {
+        const field =
+          e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.DurableAgentOutcome;
+        return field ? [decode(field) as string] : [];
+      });
+      expect(outcomes).toEqual(['waiting_for_approval', 'running', 'completed']);
+      await waitFor(
+        async () =>
+          foundBy(`WorkflowId = 'out-approved' AND DurableAgentOutcome = 'completed'`, address).length === 1
+            ? true
+            : undefined,
+        30_000,
+        'out-approved to show as completed',
+      );
     },
     SLOW_MS,
   );

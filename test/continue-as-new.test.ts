@@ -4,7 +4,6 @@ import type { WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { ScriptedSession } from '../src/model-server';
 import type { SessionSnapshot } from '../src/shared/session';
-import type { Terminal } from '../src/shared/terminal';
 import { approvalSignal, snapshotQuery, userMessageSignal } from '../src/workflows/definitions';
 import {
   ScriptedModelServer,
@@ -16,7 +15,7 @@ import {
   uniqueTaskQueue,
   waitFor,
 } from './support/harness';
-import { editCall, readCall, toolUse } from './support/jobs';
+import { editCall, readCall, toolUse, terminalOf } from './support/jobs';
 
 type Block = Record<string, unknown>;
 type Body = { messages: Array<{ role: string; content: string | Block[] }> };
@@ -149,7 +148,7 @@ describe('State carried across continue-as-new', () => {
         'the job to end',
       );
       expect(outcome).toBe('completed');
-      const terminal = (await handle.result()) as Terminal;
+      const terminal = await terminalOf(handle);
 
       // Several runs, and the interesting steps on either side of a boundary.
       expect((await handle.describe()).runId).not.toBe(handle.firstExecutionRunId);

@@ -14,6 +14,7 @@ import {
   uniqueTaskQueue,
   waitFor,
 } from './support/harness';
+import { terminalOf } from './support/jobs';
 
 const FINAL_TEXT =
   'Done. config.yml now carries the edited marker after the version line, and the file reads back as expected. ' +
@@ -108,7 +109,7 @@ describe('durability: a worker SIGKILLed mid-turn', () => {
       await options.killWhen(server, jobId);
       await worker.kill('SIGKILL');
       worker = await spawnWorkerProcess({ address, taskQueue, modelUrl: server.url, home });
-      const terminal = (await handle.result()) as Terminal;
+      const terminal = await terminalOf(handle);
       const logs = worker.logs();
       return { terminal, server, workspace, conversation: lastConversation(server, workspace), logs };
     } finally {

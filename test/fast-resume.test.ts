@@ -3,7 +3,6 @@ import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { ScriptedSession } from '../src/model-server';
 import { DEFAULT_SESSION_TIMEOUTS } from '../src/shared/session';
-import type { Terminal } from '../src/shared/terminal';
 import { inflightDir } from '../src/worker/inflight';
 import {
   ScriptedModelServer,
@@ -14,6 +13,7 @@ import {
   tempDir,
   uniqueTaskQueue,
 } from './support/harness';
+import { terminalOf } from './support/jobs';
 
 const ANSWER = 'The answer streams slowly enough to be cut off by a crash. '.repeat(30);
 
@@ -70,7 +70,7 @@ describe('a worker SIGKILLed during a model call, with production timeouts', () 
       // Without the hand-back the retry waits for the heartbeat timeout: 60 s after the last heartbeat.
       expect(sinceKill).toBeLessThan(DEFAULT_SESSION_TIMEOUTS.modelHeartbeatMs / 2);
       expect(sinceReady).toBeLessThan(10_000);
-      const terminal = (await handle.result()) as Terminal;
+      const terminal = await terminalOf(handle);
       expect(terminal).toMatchObject({ reason: 'completed', finalText: ANSWER });
       // The cut-off attempt was billed for its whole prompt and what had streamed: the Terminal
       // says so, and counts it in the bill.

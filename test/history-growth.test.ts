@@ -11,6 +11,7 @@ import {
   tempDir,
   uniqueTaskQueue,
 } from './support/harness';
+import { terminalOf } from './support/jobs';
 
 /** A job of `turns` turns; every turn but the last reads a 20 KB file. */
 function readingSession(turns: number): ScriptedSession {
@@ -52,7 +53,7 @@ describe('history size (DESIGN.md invariant 4)', () => {
         // A 200k window, as most models had when this test was written: 1 MB of reads overflows it.
         args: [sessionInput(makeWorkspace(files), { modelLimits: WINDOW_200K })],
       });
-      const terminal = (await handle.result()) as Terminal;
+      const terminal = await terminalOf(handle);
       const requestBytes = Buffer.byteLength(JSON.stringify(server.requests.at(-1)?.body));
       return { bytes: await historyBytes(handle), terminal, requestBytes };
     } finally {

@@ -48,27 +48,36 @@ describe('ls --outcome', () => {
   test('a Terminal reason, running, a Temporal ending, or a group by exit status', () => {
     expect(outcomeQuery()).toBe(base);
     expect(outcomeQuery(parseOutcome('max_turns'))).toBe(
-      `${base} AND (ExecutionStatus = 'Completed' AND DurableAgentOutcome IN ('max_turns'))`,
+      `${base} AND (ExecutionStatus IN ('Completed', 'Failed') AND DurableAgentOutcome IN ('max_turns'))`,
     );
+    // A job waiting for approval is running: `running` lists it too.
     expect(outcomeQuery(parseOutcome('Running'))).toBe(`${base} AND ExecutionStatus = 'Running'`);
+    expect(outcomeQuery(parseOutcome('waiting_for_approval'))).toBe(
+      `${base} AND ExecutionStatus = 'Running' AND DurableAgentOutcome = 'waiting_for_approval'`,
+    );
     expect(outcomeQuery(parseOutcome('terminated'))).toBe(`${base} AND ExecutionStatus IN ('Terminated')`);
     expect(outcomeQuery(parseOutcome('aborted'))).toBe(
-      `${base} AND (ExecutionStatus = 'Completed' AND DurableAgentOutcome IN ('aborted_streaming', 'aborted_tools'))`,
+      `${base} AND (ExecutionStatus IN ('Completed', 'Failed') AND DurableAgentOutcome IN ('aborted_streaming', 'aborted_tools'))`,
     );
     const failed = outcomeQuery(parseOutcome('failed'));
     for (const reason of ['model_error', 'prompt_too_long', 'setup_failed', 'refusal', 'stop_hook_prevented'])
       expect(failed).toContain(`'${reason}'`);
     for (const reason of ['completed', 'max_turns', 'aborted_tools', 'budget_exhausted'])
       expect(failed).not.toContain(`'${reason}'`);
+    // A failed job with a Terminal has its reason as outcome: only one whose outcome is still open failed without one.
+    const failedWithoutTerminal =
+      `(ExecutionStatus = 'Failed' AND (DurableAgentOutcome IS NULL OR ` +
+      `DurableAgentOutcome IN ('running', 'waiting_for_approval')))`;
     expect(outcomeQuery(parseOutcome('outside'))).toBe(
-      `${base} AND ExecutionStatus IN ('Terminated', 'TimedOut', 'Canceled', 'Failed')`,
+      `${base} AND (ExecutionStatus IN ('Terminated', 'TimedOut', 'Canceled') OR ${failedWithoutTerminal})`,
     );
+    expect(outcomeQuery(parseOutcome('workflow_failed'))).toBe(`${base} AND ${failedWithoutTerminal}`);
   });
 
   test('anything else is refused with the list of what is accepted', () => {
     expect(() => parseOutcome('COMPLETED ')).not.toThrow();
     expect(() => parseOutcome("completed' OR 1=1")).toThrow(
-      /is not an outcome\. Use one of: running, completed, max_turns/,
+      /is not an outcome\. Use one of: running, waiting_for_approval, completed, max_turns/,
     );
     expect(() => parseOutcome('done')).toThrow(/or a group: failed \(.*exit status 1\), aborted/);
   });

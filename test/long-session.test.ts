@@ -30,7 +30,7 @@ import {
   uniqueTaskQueue,
 } from './support/harness';
 import type { WorkerProcess } from './support/harness';
-import { editCall, readCall, scriptedJobSuite, snapshot, textReply, toolUse } from './support/jobs';
+import { editCall, readCall, scriptedJobSuite, snapshot, textReply, toolUse, terminalOf } from './support/jobs';
 
 const MODEL = 'claude-sonnet-5-5';
 /** A small window, so the job compacts every few dozen turns (autocompact at 40k − 8k − 13k = 19k). */
@@ -296,7 +296,7 @@ describe(`a ${TURNS}-turn session across continue-as-new and autocompact, its wo
           },
         });
       }
-      const terminal = (await handle.result()) as Terminal;
+      const terminal = await terminalOf(handle);
       const store = new FileContentStore(path.join(home, 'store'));
       const chains = await chainsOf(store, terminal.transcriptHead);
       const runIds = await runIdsOf(env, handle);
@@ -492,7 +492,7 @@ describe('autocompact that fails three times in a row', () => {
   test('turns itself off with a notice; prompt-too-long then compacts reactively and the job completes', async () => {
     const faults = [0, 1, 2].flatMap(failingCompaction);
     await suite.withJob('compact-fails', { session: shortScript(faults) }, async ({ server, handle }) => {
-      const terminal = (await handle.result()) as Terminal;
+      const terminal = await terminalOf(handle);
       const events = notices(await snapshot(handle));
       const compactions = server.compactionRequests();
       console.log(`failing compactions: ${JSON.stringify(terminal.transitions)}; notices:\n  ${events.join('\n  ')}`);
@@ -533,7 +533,7 @@ describe('autocompact that fails three times in a row', () => {
   test('when every compaction fails, the job ends prompt_too_long saying what to change', async () => {
     const faults = [0, 1, 2, 3, 4, 5].flatMap(failingCompaction);
     await suite.withJob('compact-fails-all', { session: shortScript(faults) }, async ({ server, handle }) => {
-      const terminal = (await handle.result()) as Terminal;
+      const terminal = await terminalOf(handle);
       console.log(`every compaction fails: ${terminal.reason} at turn ${terminal.turnCount}: ${terminal.detail}`);
       expect(terminal.reason).toBe('prompt_too_long');
       expect(terminal.turnCount).toBeLessThan(SHORT_TURNS);

@@ -29,7 +29,7 @@ import {
   tempDir,
   uniqueTaskQueue,
 } from './support/harness';
-import { readCall, textReply } from './support/jobs';
+import { readCall, textReply, terminalOf } from './support/jobs';
 
 const EventType = temporal.api.enums.v1.EventType;
 
@@ -210,7 +210,7 @@ describe('model calls on their own task queue', () => {
             workflowId: `${name}-${process.pid}-${Date.now()}`,
             args: [sessionInput(makeWorkspace({ 'a.txt': 'hello\n' }))],
           });
-          const result = handle.result() as Promise<Terminal>;
+          const result = terminalOf(handle);
           let done = false;
           void result.finally(() => (done = true));
           while (!done && server.requests.length < 2) {

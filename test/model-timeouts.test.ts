@@ -7,8 +7,7 @@
 import type { ScriptedReply } from '../src/model-server';
 import { DEFAULT_MAX_TOKENS, ESCALATED_MAX_TOKENS } from '../src/shared/recovery';
 import { DEFAULT_SESSION_TIMEOUTS, MODEL_START_TO_CLOSE_CAP_MS, modelStartToCloseMs } from '../src/shared/session';
-import type { Terminal } from '../src/shared/terminal';
-import { scriptedJobSuite, textReply } from './support/jobs';
+import { scriptedJobSuite, textReply, terminalOf } from './support/jobs';
 
 const minutes = (ms: number) => ms / 60_000;
 
@@ -38,7 +37,7 @@ describe('model call start-to-close timeout', () => {
       const cut: ScriptedReply = { content: [{ type: 'text', text: 'Half of the answer' }], stop_reason: 'max_tokens' };
       const session = { replies: [cut, textReply(' and the other half.')] };
       await withJob('model-timeouts', { session }, async ({ server, handle }) => {
-        const terminal = (await handle.result()) as Terminal;
+        const terminal = await terminalOf(handle);
         expect(terminal.reason).toBe('completed');
         const sent = server.requests.map((r) => r.body.max_tokens as number);
         expect(sent).toEqual([DEFAULT_MAX_TOKENS, ESCALATED_MAX_TOKENS, ESCALATED_MAX_TOKENS]);

@@ -20,7 +20,7 @@ import {
   tempDir,
   uniqueTaskQueue,
 } from './support/harness';
-import { messagesOf, textReply, toolResultBlocks, toolUse } from './support/jobs';
+import { messagesOf, textReply, toolResultBlocks, toolUse, terminalOf } from './support/jobs';
 
 const LIMIT = 256 * 1024;
 const BIG = `${'0123456789abcdefghijklmnopqrstuvwxyz'.repeat(2)}${'-'.repeat(27)}\n`.repeat(3_000); // 300 KB
@@ -80,7 +80,7 @@ describe('payload sizes (issue: State and history that stay small)', () => {
         workflowId: `payload-${Date.now()}`,
         args: [sessionInput(workspace)],
       });
-      const terminal = (await handle.result()) as Terminal;
+      const terminal = await terminalOf(handle);
       expect(terminal.reason).toBe('completed');
       // The Write got its whole content, though the workflow only ever held a reference.
       expect(fs.readFileSync(path.join(workspace, 'big.txt'), 'utf8')).toBe(BIG);

@@ -9,7 +9,6 @@ import { TranscriptStore } from '../src/activities/store/transcript-store';
 import { workspaceHome } from '../src/activities/store/workspace-home';
 import { freePort } from '../src/client/free-port';
 import { prune } from '../src/client/prune';
-import type { Terminal } from '../src/shared/terminal';
 import type { ContentRef } from '../src/shared/transcript';
 import { approvalSignal, storeRootsQuery } from '../src/workflows/definitions';
 import { quietBundlerLogger } from '../src/worker/create-worker';
@@ -24,7 +23,7 @@ import {
   waitFor,
 } from './support/harness';
 import { runCli } from './support/cli';
-import { editCall, readCall, textReply, waitForSnapshot } from './support/jobs';
+import { editCall, readCall, textReply, waitForSnapshot, terminalOf } from './support/jobs';
 
 const root = path.join(__dirname, '..');
 const DAY = 24 * 60 * 60_000;
@@ -108,7 +107,7 @@ describe('durable-agent prune against a real Temporal server', () => {
         workflowId: `prune-closed-${Date.now()}`,
         args: [sessionInput(closedWs)],
       });
-      const closedTerminal = (await closed.result()) as Terminal;
+      const closedTerminal = await terminalOf(closed);
       expect(closedTerminal.reason).toBe('completed');
       const open = await env.client.workflow.start('agentSession', {
         taskQueue,
@@ -174,7 +173,7 @@ describe('durable-agent prune against a real Temporal server', () => {
       await running.done;
       running = await startWorker(env, server, { taskQueue, storeDir: storeRoot });
       await open.signal(approvalSignal, { decision: 'allow' });
-      const terminal = (await open.result()) as Terminal;
+      const terminal = await terminalOf(open);
       expect(terminal).toMatchObject({ reason: 'completed', turnCount: 3, finalText: 'Edited app.txt.' });
       expect(fs.readFileSync(path.join(openWs, 'app.txt'), 'utf8')).toBe('uno two\n');
       const transcript = await new TranscriptStore(new FileContentStore(storeRoot)).load({

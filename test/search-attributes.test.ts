@@ -1,7 +1,6 @@
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { startWithSearchAttributes } from '../src/client/job-attributes';
 import { listJobs } from '../src/client/job-list';
-import type { Terminal } from '../src/shared/terminal';
 import { JOB_SEARCH_ATTRIBUTES } from '../src/workflows/search-attributes';
 import {
   ScriptedModelServer,
@@ -13,7 +12,7 @@ import {
   uniqueTaskQueue,
   waitFor,
 } from './support/harness';
-import { readCall } from './support/jobs';
+import { readCall, terminalOf } from './support/jobs';
 
 const FILES = Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`f${i}.txt`, `file ${i}\n`]));
 
@@ -41,7 +40,7 @@ async function runJob(env: TestWorkflowEnvironment, name: string) {
         env.client.workflow.start('agentSession', { workflowId, taskQueue, args: [input], ...attributes }),
       (line) => warnings.push(line),
     );
-    const terminal = (await handle.result()) as Terminal;
+    const terminal = await terminalOf(handle);
     return { workflowId, terminal, warnings, workspace: input.workspace };
   } finally {
     worker.shutdown();

@@ -9,9 +9,16 @@ import type { ScriptedSession } from '../src/model-server';
 import { loadSettingsLayers } from '../src/activities/permission-settings';
 import { resolvePermissions } from '../src/shared/settings-trust';
 import type { SettingsLayer } from '../src/shared/settings-trust';
-import type { Terminal } from '../src/shared/terminal';
 import { makeWorkspace, tempDir } from './support/harness';
-import { scriptedJobSuite, snapshot, textReply, toolResultFor, toolUse, waitForSnapshot } from './support/jobs';
+import {
+  scriptedJobSuite,
+  snapshot,
+  textReply,
+  toolResultFor,
+  toolUse,
+  waitForSnapshot,
+  terminalOf,
+} from './support/jobs';
 
 const WS = '/work/repo';
 const project = (fields: Partial<SettingsLayer>): SettingsLayer => ({
@@ -173,7 +180,7 @@ describe('jobs whose workspace settings try to grant themselves power', () => {
       'ci-pr-branch',
       { session: touch(), files: prBranch, input: { permissions: { mode: 'dontAsk', restrictWorkspace: true } } },
       async ({ handle, server, workspace }) => {
-        const terminal = (await handle.result()) as Terminal;
+        const terminal = await terminalOf(handle);
         expect(terminal.reason).toBe('completed');
         expect(fs.existsSync(path.join(workspace, 'pwned'))).toBe(false);
         expect(toolResultFor(server, 'toolu_touch')).toContain('Permission to use Bash was denied');
@@ -201,7 +208,7 @@ describe('jobs whose workspace settings try to grant themselves power', () => {
         expect(parked.permissions?.ignored).toEqual([expect.stringContaining('a workspace file never grants it')]);
         expect(fs.existsSync(path.join(workspace, 'pwned'))).toBe(false);
         await handle.cancel();
-        const terminal = (await handle.result()) as Terminal;
+        const terminal = await terminalOf(handle);
         expect(terminal.reason).toMatch(/^aborted/);
         expect((await snapshot(handle)).phase).toBe('finished');
       },

@@ -8,13 +8,12 @@ import { promisify } from 'node:util';
 import { findTemporalBinary } from '../src/client/temporal-binary';
 import type { ScriptedSession } from '../src/model-server';
 import type { SessionSnapshot } from '../src/shared/session';
-import type { Terminal } from '../src/shared/terminal';
 import { abortPayload, approvalPayload, parsePayload } from '../src/shared/signal-payloads';
 import { FileContentStore } from '../src/activities/store/content-store';
 import type { StoredUserMessage } from '../src/shared/signal-payloads';
 import { approvalSignal, storeRootsQuery, userMessageSignal } from '../src/workflows/definitions';
 import { startTemporal } from './support/harness';
-import { snapshot, textReply, toolUse, waitForSnapshot, withScriptedJob } from './support/jobs';
+import { snapshot, textReply, toolUse, waitForSnapshot, withScriptedJob, terminalOf } from './support/jobs';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 
 const run = promisify(execFile);
@@ -115,7 +114,7 @@ describe('signal payloads are validated in the workflow', () => {
         await cliSignal(env.address, id, 'setMaxTurns', ['10']);
         await cliSignal(env.address, id, 'userMessage', ['"a note for later"']);
         await cliSignal(env.address, id, 'approval', ['{"decision":"allow"}']);
-        const terminal = (await handle.result()) as Terminal;
+        const terminal = await terminalOf(handle);
         expect(terminal.reason).toBe('completed');
         expect(terminal.turnCount).toBe(2);
         expect(server.requests).toHaveLength(2);
@@ -160,7 +159,7 @@ describe('signal payloads are validated in the workflow', () => {
         );
         // Later signals still reach the job.
         await cliSignal(env.address, id, 'approval', ['{"decision":"allow"}']);
-        const terminal = (await handle.result()) as Terminal;
+        const terminal = await terminalOf(handle);
         expect(terminal.reason).toBe('completed');
       },
     );
@@ -205,7 +204,7 @@ describe('signal payloads are validated in the workflow', () => {
         expect(after.queuedUserMessages).toBe(32);
         expect(refused).toHaveLength(300 - 32 + 3);
         await handle.signal(approvalSignal, { decision: 'allow' });
-        const terminal = (await handle.result()) as Terminal;
+        const terminal = await terminalOf(handle);
         expect(terminal.reason).toBe('completed');
         expect(server.requests).toHaveLength(2);
         const second = JSON.stringify(server.requests[1]?.body);
@@ -244,7 +243,7 @@ describe('signal payloads are validated in the workflow', () => {
         // prune keeps what the queue refers to.
         expect(await handle.query(storeRootsQuery)).toEqual(expect.arrayContaining([ref, missing]));
         await handle.signal(approvalSignal, { decision: 'allow' });
-        const terminal = (await handle.result()) as Terminal;
+        const terminal = await terminalOf(handle);
         expect(terminal.reason).toBe('completed');
         const content = (server.requests[1]?.body as { messages: Array<{ content: unknown }> }).messages.at(
           -1,
@@ -291,7 +290,7 @@ describe('signal payloads are validated in the workflow', () => {
       async ({ handle }) => {
         await waitForSnapshot(handle, (s) => s.pendingApprovals.length === 1, 'the Write to park');
         await cliSignal(env.address, handle.workflowId, 'abort', ['{"why":1}']);
-        const terminal = (await handle.result()) as Terminal;
+        const terminal = await terminalOf(handle);
         expect(terminal.reason).toBe('aborted_tools');
         expect(terminal.detail).toBe('aborted by request');
         const final = await snapshot(handle);

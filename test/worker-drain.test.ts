@@ -10,7 +10,6 @@ import { spawn } from 'node:child_process';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { stopEmbedded } from '../src/client/embedded';
 import { DEFAULT_SHUTDOWN_GRACE_MS, shutdownGraceFromEnv } from '../src/worker/shutdown-grace';
-import type { Terminal } from '../src/shared/terminal';
 import {
   ScriptedModelServer,
   makeWorkspace,
@@ -22,7 +21,7 @@ import {
   waitFor,
 } from './support/harness';
 import type { WorkerProcess } from './support/harness';
-import { liveProcesses, textReply, toolResultFor, toolUse, waitForSnapshot } from './support/jobs';
+import { liveProcesses, textReply, toolResultFor, toolUse, waitForSnapshot, terminalOf } from './support/jobs';
 
 /** The identity each event of the history was handled by, for events that name one. */
 function identities(events: Array<Record<string, unknown>>, attribute: string): string[] {
@@ -108,7 +107,7 @@ describe('worker shutdown drains running tools', () => {
       expect(first.logs()).toMatch(/SIGTERM: taking no new work; 1 running activity may finish within 11m/);
       expect(first.logs()).toContain('durable-agent worker stopped');
 
-      const terminal = (await handle.result()) as Terminal;
+      const terminal = await terminalOf(handle);
       expect(terminal.reason).toBe('completed');
       expect(terminal.finalText).toBe('The command printed its output.');
       expect(server.requests).toHaveLength(2);

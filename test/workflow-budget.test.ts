@@ -9,10 +9,9 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { ScriptedReply, ScriptedSession } from '../src/model-server';
 import type { ModelPricesEntry } from '../src/shared/pricing';
 import type { SessionSnapshot } from '../src/shared/session';
-import type { Terminal } from '../src/shared/terminal';
 import { snapshotQuery } from '../src/workflows/definitions';
 import { startTemporal } from './support/harness';
-import { readCall, scriptedJobSuite, textReply, withScriptedJob } from './support/jobs';
+import { readCall, scriptedJobSuite, textReply, withScriptedJob, terminalOf } from './support/jobs';
 
 const MODEL = 'claude-sonnet-5-5';
 /** $10 per million input tokens and nothing else: a call of 100,000 input tokens costs $1.00. */
@@ -40,7 +39,7 @@ describe('workflow: cost and budget', () => {
   test('the budget is checked before each call: the job stops before the first call that would start over it', async () => {
     const input = { modelPrices: PRICES, maxBudgetUsd: 2.5 };
     await withJob('budget', { session: reading(8), input }, async ({ server, handle }) => {
-      const terminal = (await handle.result()) as Terminal;
+      const terminal = await terminalOf(handle);
       expect(terminal.reason).toBe('budget_exhausted');
       // $1, $2 (under), $3 (the call that went over), then no fourth call.
       expect(server.requests).toHaveLength(3);
@@ -81,7 +80,7 @@ describe('workflow: cost and budget', () => {
     // The built-in price: $2 per million input tokens, so each call costs $0.20.
     const input = { maxBudgetUsd: 0.5 };
     await withJob('free-prices', { session: reading(8), input, files: workspaceFiles }, async ({ server, handle }) => {
-      const terminal = (await handle.result()) as Terminal;
+      const terminal = await terminalOf(handle);
       expect(terminal.reason).toBe('budget_exhausted');
       expect(server.requests).toHaveLength(3);
       const snapshot: SessionSnapshot = await handle.query(snapshotQuery, 0);
@@ -104,7 +103,7 @@ describe('workflow: cost and budget', () => {
       faults: [{ turn: 1, attempt: 1, kind: 'http', status: 529, errorType: 'overloaded_error' }],
     };
     await withJob('within-budget', { session, input: { modelPrices: PRICES, maxBudgetUsd: 10 } }, async (job) => {
-      const terminal = (await job.handle.result()) as Terminal;
+      const terminal = await terminalOf(job.handle);
       expect(terminal.reason).toBe('completed');
       expect(job.server.requests).toHaveLength(4);
       expect(terminal.totalCostUsd).toBeCloseTo(3, 10);
@@ -128,7 +127,7 @@ describe('workflow: cost and budget', () => {
       { prefix: MODEL, input: 10, output: 0, cacheWrite: 10, cacheRead: 10 },
     ];
     await withJob('compaction-cost', { session: session(), input: { modelPrices: everyInputAtTen } }, async (job) => {
-      const terminal = (await job.handle.result()) as Terminal;
+      const terminal = await terminalOf(job.handle);
       expect(terminal.reason).toBe('completed');
       expect(job.server.compactionRequests()).toHaveLength(1);
       const used = terminal.modelUsage?.[MODEL];
@@ -143,7 +142,7 @@ describe('workflow: cost and budget', () => {
 
     const input = { modelPrices: PRICES, maxBudgetUsd: 1 };
     await withJob('budget-before-compaction', { session: session(), input }, async (job) => {
-      const terminal = (await job.handle.result()) as Terminal;
+      const terminal = await terminalOf(job.handle);
       expect(terminal.reason).toBe('budget_exhausted');
       expect(terminal.detail).toContain('so the compaction this prompt needs was not started');
       expect(job.server.compactionRequests()).toHaveLength(0);
@@ -155,14 +154,14 @@ describe('workflow: cost and budget', () => {
   test('a model without a price: its cost is unknown; under a budget no call is made', async () => {
     const model = 'claude-unpriced-model';
     await withJob('unpriced', { session: reading(1), input: { model } }, async (job) => {
-      const terminal = (await job.handle.result()) as Terminal;
+      const terminal = await terminalOf(job.handle);
       expect(terminal.reason).toBe('completed');
       expect(terminal.totalCostUsd).toBeNull();
       expect(terminal.modelUsage?.[model]).toMatchObject({ inputTokens: 200_000, costUSD: null });
     });
 
     await withJob('unpriced-budget', { session: reading(1), input: { model, maxBudgetUsd: 5 } }, async (job) => {
-      const terminal = (await job.handle.result()) as Terminal;
+      const terminal = await terminalOf(job.handle);
       expect(job.server.requests).toHaveLength(0);
       expect(terminal.reason).toBe('model_error');
       expect(terminal.detail).toContain(`no price is known for ${model}, so --max-budget-usd cannot be kept`);
@@ -177,7 +176,7 @@ describe('workflow: cost and budget', () => {
     });
     const job = { session: reading(1), files: { ...files, '.claude/settings.json': settings } };
     await withJob('settings-prices', job, async ({ handle }) => {
-      const terminal = (await handle.result()) as Terminal;
+      const terminal = await terminalOf(handle);
       // Two calls of 100,000 input tokens at the built-in $2 per million.
       expect(terminal.totalCostUsd).toBeCloseTo(0.4, 3);
     });
@@ -197,7 +196,7 @@ describe('workflow: the budget across continue-as-new', () => {
   test('the cost so far is carried over, so the budget holds for the whole job', async () => {
     const input = { modelPrices: PRICES, maxBudgetUsd: 6.5 };
     await withScriptedJob(env, 'budget-can', { session: reading(12), files, input }, async ({ server, handle }) => {
-      const terminal = (await handle.result()) as Terminal;
+      const terminal = await terminalOf(handle);
       const { firstExecutionRunId } = handle as WorkflowHandleWithFirstExecutionRunId;
       expect((await handle.describe()).runId).not.toBe(firstExecutionRunId);
       expect(terminal.reason).toBe('budget_exhausted');

@@ -8,9 +8,8 @@ import { TranscriptStore } from '../src/activities/store/transcript-store';
 import type { ScriptedSession } from '../src/model-server';
 import { COMPACTION_PROMPT_MARKER } from '../src/shared/compact-prompt';
 import type { SessionSnapshot } from '../src/shared/session';
-import type { Terminal } from '../src/shared/terminal';
 import { snapshotQuery } from '../src/workflows/definitions';
-import { messagesOf, scriptedJobSuite, textReply, toolUse } from './support/jobs';
+import { messagesOf, scriptedJobSuite, textReply, toolUse, terminalOf } from './support/jobs';
 
 const MODEL = 'claude-sonnet-5-5';
 const WINDOW = 40_000;
@@ -44,7 +43,7 @@ describe('workflow: the context pipeline', () => {
   test('without compaction a 40-turn job overflows the window; with it, it completes and the transcript restarts', async () => {
     await withJob('autocompact', { session: reading(40), input: { modelLimits: limits } }, async (job) => {
       const { server, handle, storeDir } = job;
-      const terminal = (await handle.result()) as Terminal;
+      const terminal = await terminalOf(handle);
       expect(terminal.reason).toBe('completed');
       expect(terminal.turnCount).toBe(41);
       expect(terminal.transitions?.autocompact).toBeGreaterThanOrEqual(1);
@@ -91,7 +90,7 @@ describe('workflow: the context pipeline', () => {
       'limits-settings',
       { session, files: { ...files, '.claude/settings.json': settings } },
       async ({ handle }) => {
-        const terminal = (await handle.result()) as Terminal;
+        const terminal = await terminalOf(handle);
         expect(terminal.context).toMatchObject({
           contextWindow: 60_000,
           limitsSource: 'settings',
@@ -120,7 +119,7 @@ describe('workflow: the context pipeline', () => {
       ],
     };
     await withJob('window-exceeded', { session }, async ({ server, handle }) => {
-      const terminal = (await handle.result()) as Terminal;
+      const terminal = await terminalOf(handle);
       expect(terminal.reason).toBe('completed');
       expect(terminal.finalText).toBe('Finished after the window filled.');
       expect(terminal.transitions).toMatchObject({ reactive_compact: 1, reactive_compact_retry: 1 });

@@ -20,6 +20,7 @@ import {
   textReply as text,
   toolUse,
   waitForSnapshot,
+  terminalOf,
 } from './support/jobs';
 
 // ---------------------------------------------------------------------------------------------
@@ -60,7 +61,7 @@ describe('workflow: signals, query and limits', () => {
 
         const started = Date.now();
         await handle.signal(abortSignal, 'user pressed stop');
-        const terminal = (await handle.result()) as Terminal;
+        const terminal = await terminalOf(handle);
         const elapsed = Date.now() - started;
 
         expect(terminal.reason).toBe('aborted_streaming');
@@ -103,7 +104,7 @@ describe('workflow: signals, query and limits', () => {
 
         const started = Date.now();
         await handle.signal(abortSignal);
-        const terminal = (await handle.result()) as Terminal;
+        const terminal = await terminalOf(handle);
         expect(Date.now() - started).toBeLessThan(10_000);
 
         expect(terminal.reason).toBe('aborted_tools');
@@ -146,16 +147,17 @@ describe('workflow: signals, query and limits', () => {
         await server.waitForRequest(0, 1, 30_000);
         const started = Date.now();
         await handle.cancel();
-        // The workflow catches the cancellation and still returns its Terminal (invariant 5),
-        // so the execution completes rather than ending as "cancelled".
-        const terminal = (await handle.result()) as Terminal;
+        // The workflow catches the cancellation and still ends with its Terminal (invariant 5),
+        // so the execution fails with it, as every ending but completed does, rather than
+        // ending as "cancelled" with none.
+        const terminal = await terminalOf(handle);
         expect(Date.now() - started).toBeLessThan(10_000);
         expect(terminal.reason).toBe('aborted_streaming');
         expect(terminal.detail).toBe('workflow cancelled');
         expect(terminal.turnCount).toBe(1);
         expect(server.requests).toHaveLength(1);
         const description = await handle.describe();
-        expect(description.status.name).toBe('COMPLETED');
+        expect(description.status.name).toBe('FAILED');
       });
     });
 
@@ -169,7 +171,7 @@ describe('workflow: signals, query and limits', () => {
         async ({ server, handle, storeDir }) => {
           await waitForSnapshot(handle, (s) => s.runningTools.length === 1, 'the tool to start');
           await handle.cancel();
-          const terminal = (await handle.result()) as Terminal;
+          const terminal = await terminalOf(handle);
           expect(terminal.reason).toBe('aborted_tools');
           expect(terminal.detail).toBe('workflow cancelled');
           expect(server.requests).toHaveLength(1);
@@ -193,7 +195,7 @@ describe('workflow: signals, query and limits', () => {
         'max-turns',
         { session: alwaysTool(6), files: { 'a.txt': 'a\n' }, input: { maxTurns: 2 } },
         async ({ server, handle, storeDir }) => {
-          const terminal = (await handle.result()) as Terminal;
+          const terminal = await terminalOf(handle);
           expect(terminal.reason).toBe('max_turns');
           expect(terminal.turnCount).toBe(2);
           expect(server.requests).toHaveLength(2);
@@ -217,7 +219,7 @@ describe('workflow: signals, query and limits', () => {
         async ({ server, handle }) => {
           await server.waitForStreamStarted(0, 30_000);
           await handle.signal(setMaxTurnsSignal, 3);
-          const terminal = (await handle.result()) as Terminal;
+          const terminal = await terminalOf(handle);
           expect(terminal.reason).toBe('completed');
           expect(terminal.turnCount).toBe(3);
           expect(terminal.finalText).toBe('Finished after three turns.');
@@ -234,7 +236,7 @@ describe('workflow: signals, query and limits', () => {
       await withJob('lower-max-turns', { session, files: { 'a.txt': 'a\n' } }, async ({ server, handle }) => {
         await server.waitForStreamStarted(0, 30_000);
         await handle.signal(setMaxTurnsSignal, 1);
-        const terminal = (await handle.result()) as Terminal;
+        const terminal = await terminalOf(handle);
         expect(terminal.reason).toBe('max_turns');
         expect(terminal.turnCount).toBe(1);
         expect(server.requests).toHaveLength(1);
@@ -251,7 +253,7 @@ describe('workflow: signals, query and limits', () => {
         await server.waitForStreamStarted(0, 30_000);
         await handle.signal(setMaxTurnsSignal, 0);
         await handle.signal(setMaxTurnsSignal, 1.5);
-        const terminal = (await handle.result()) as Terminal;
+        const terminal = await terminalOf(handle);
         expect(terminal.reason).toBe('completed');
         expect(terminal.turnCount).toBe(3);
         expect((await snapshot(handle)).maxTurns).toBeUndefined();
@@ -285,7 +287,7 @@ describe('workflow: signals, query and limits', () => {
           await waitForSnapshot(handle, (s) => s.queuedUserMessages === 1, 'the message to be queued');
           await fs.promises.writeFile(path.join(workspace, 'gate.fifo'), 'gate output\n');
 
-          const terminal = (await handle.result()) as Terminal;
+          const terminal = await terminalOf(handle);
           expect(terminal.reason).toBe('completed');
           expect(terminal.turnCount).toBe(2);
           expect(server.requests).toHaveLength(2);
@@ -314,7 +316,7 @@ describe('workflow: signals, query and limits', () => {
       await withJob('user-msg-final', { session }, async ({ server, handle }) => {
         await server.waitForStreamStarted(0, 30_000);
         await handle.signal(userMessageSignal, 'One more thing: what about tests?');
-        const terminal = (await handle.result()) as Terminal;
+        const terminal = await terminalOf(handle);
         expect(terminal.reason).toBe('completed');
         expect(terminal.turnCount).toBe(2);
         expect(terminal.finalText).toBe('Answering your follow-up too.');
@@ -333,7 +335,7 @@ describe('workflow: signals, query and limits', () => {
       await withJob('user-msg-empty', { session }, async ({ server, handle }) => {
         await server.waitForStreamStarted(0, 30_000);
         await handle.signal(userMessageSignal, '   ');
-        const terminal = (await handle.result()) as Terminal;
+        const terminal = await terminalOf(handle);
         expect(terminal.reason).toBe('completed');
         expect(terminal.turnCount).toBe(1);
         expect(server.requests).toHaveLength(1);
@@ -399,7 +401,7 @@ describe('workflow: signals, query and limits', () => {
           expect(calling.turnCount).toBe(2);
           expect(calling.runningTools).toEqual([]);
 
-          const terminal = (await handle.result()) as Terminal;
+          const terminal = await terminalOf(handle);
           expect(terminal.reason).toBe('completed');
           const total = {
             input_tokens: 300,

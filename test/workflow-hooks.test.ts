@@ -6,11 +6,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { ScriptedSession } from '../src/model-server';
 import type { SessionSnapshot } from '../src/shared/session';
-import type { Terminal } from '../src/shared/terminal';
 import { formatSnapshot } from '../src/client/render';
 import { abortSignal, snapshotQuery } from '../src/workflows/definitions';
 import { waitFor } from './support/harness';
-import { messagesOf, scriptedJobSuite, textReply, toolResultBlocks, toolUse } from './support/jobs';
+import { messagesOf, scriptedJobSuite, textReply, toolResultBlocks, toolUse, terminalOf } from './support/jobs';
 
 const notices = (snapshot: SessionSnapshot) =>
   snapshot.events.filter((e) => e.kind === 'notice').map((e) => (e as { text: string }).text);
@@ -32,7 +31,7 @@ describe('workflow: hooks', () => {
     };
     const hook = "test -f done.txt || { echo 'done.txt is missing: create it' >&2; exit 2; }";
     await withJob('stop-hook', { session, input: { stopHooks: [hook] } }, async ({ server, handle, workspace }) => {
-      const terminal = (await handle.result()) as Terminal;
+      const terminal = await terminalOf(handle);
       expect(terminal.reason).toBe('completed');
       expect(terminal.turnCount).toBe(3);
       expect(terminal.finalText).toBe('Now it is really finished.');
@@ -56,7 +55,7 @@ describe('workflow: hooks', () => {
     };
     const input = { stopHooks: ["test -f done.txt || { echo 'FAIL: done.txt is missing'; exit 1; }"] };
     await withJob('stop-hook-exit-1', { session, input }, async ({ server, handle }) => {
-      const terminal = (await handle.result()) as Terminal;
+      const terminal = await terminalOf(handle);
       expect(terminal.reason).toBe('completed');
       expect(terminal.turnCount).toBe(3);
       const second = server.requests.find((r) => r.kind === 'turn' && r.turn === 1);
@@ -67,7 +66,7 @@ describe('workflow: hooks', () => {
   test('a --stop-hook that is not found gives no verdict: stop_hook_prevented, not completed', async () => {
     const session: ScriptedSession = { replies: [textReply('Done.')] };
     await withJob('stop-hook-missing', { session, input: { stopHooks: ['npm-tset'] } }, async ({ handle }) => {
-      const terminal = (await handle.result()) as Terminal;
+      const terminal = await terminalOf(handle);
       expect(terminal.reason).toBe('stop_hook_prevented');
       expect(terminal.detail).toContain('could not run (exit 127: command not found)');
     });
@@ -77,7 +76,7 @@ describe('workflow: hooks', () => {
     const session: ScriptedSession = { replies: Array.from({ length: 9 }, (_, i) => textReply(`Done (${i}).`)) };
     const input = { stopHooks: ["cat > /dev/null; echo 'still failing' >&2; exit 2"] };
     await withJob('stop-hook-cap', { session, input }, async ({ server, handle }) => {
-      const terminal = (await handle.result()) as Terminal;
+      const terminal = await terminalOf(handle);
       expect(terminal.reason).toBe('stop_hook_prevented');
       expect(terminal.turnCount).toBe(9);
       expect(terminal.detail).toContain('the Stop hooks blocked 8 times in a row');
@@ -91,7 +90,7 @@ describe('workflow: hooks', () => {
     const session: ScriptedSession = { replies: [textReply('All done.')] };
     const input = { stopHooks: [`echo '{"continue": false, "stopReason": "the build is red"}'`] };
     await withJob('stop-hook-prevented', { session, input }, async ({ handle }) => {
-      const terminal = (await handle.result()) as Terminal;
+      const terminal = await terminalOf(handle);
       expect(terminal.reason).toBe('stop_hook_prevented');
       expect(terminal.detail).toContain('the build is red');
     });
@@ -120,7 +119,7 @@ describe('workflow: hooks', () => {
       ],
     };
     await withJob('pre-post-hooks', { session, files }, async ({ server, handle }) => {
-      const terminal = (await handle.result()) as Terminal;
+      const terminal = await terminalOf(handle);
       expect(terminal.reason).toBe('completed');
       const turn = (n: number) => server.requests.find((r) => r.kind === 'turn' && r.turn === n);
       const denied = toolResultBlocks(messagesOf(turn(1)).at(-1))[0];
@@ -146,7 +145,7 @@ describe('workflow: hooks', () => {
     const session: ScriptedSession = { replies: [textReply('Done.')] };
     const input = { permissions: { mode: 'bypassPermissions' as const, restrictWorkspace: true } };
     await withJob('ci-hooks', { session, files, input }, async ({ handle, workspace }) => {
-      const terminal = (await handle.result()) as Terminal;
+      const terminal = await terminalOf(handle);
       expect(terminal.reason).toBe('completed');
       expect(fs.existsSync(path.join(workspace, 'ran.txt'))).toBe(false);
       const said = notices(await handle.query(snapshotQuery));
@@ -163,7 +162,7 @@ describe('workflow: hooks', () => {
     };
     const session: ScriptedSession = { replies: [textReply('Done.')] };
     await withJob('workspace-hooks', { session, files }, async ({ handle, workspace }) => {
-      const terminal = (await handle.result()) as Terminal;
+      const terminal = await terminalOf(handle);
       expect(terminal.reason).toBe('completed');
       expect(fs.existsSync(path.join(workspace, 'ran.txt'))).toBe(true);
       const snapshot = await handle.query(snapshotQuery);
@@ -199,7 +198,7 @@ describe('workflow: hooks meet permissions, abort and large inputs', () => {
       permissions: { mode: 'default' as const, deny: ['Bash(curl:*)'], approvalTimeoutMs: 2_000 },
     };
     await withJob('hook-allow-vs-deny', { session, files, input }, async ({ handle, workspace }) => {
-      const terminal = (await handle.result()) as Terminal;
+      const terminal = await terminalOf(handle);
       expect(terminal.reason).toBe('completed');
       expect(fs.existsSync(path.join(workspace, 'made-by-hook-allow.txt'))).toBe(true);
       expect(fs.existsSync(path.join(workspace, 'curl-ran.txt'))).toBe(false);
@@ -219,7 +218,7 @@ describe('workflow: hooks meet permissions, abort and large inputs', () => {
       replies: [{ content: [toolUse('w1', 'Write', { file_path: 'big.txt', content })] }, textReply('Done.')],
     };
     await withJob('hook-large-input', { session, files }, async ({ handle, workspace }) => {
-      const terminal = (await handle.result()) as Terminal;
+      const terminal = await terminalOf(handle);
       expect(terminal.reason).toBe('completed');
       expect(fs.existsSync(path.join(workspace, 'big.txt'))).toBe(false);
       expect(terminal.denials[0]?.reason).toContain('looks like a secret');
@@ -230,7 +229,7 @@ describe('workflow: hooks meet permissions, abort and large inputs', () => {
     const session: ScriptedSession = { replies: [textReply('Done.')] };
     const input = { stopHooks: ['sleep 20'], stopHookTimeoutSec: 1 };
     await withJob('stop-hook-timeout', { session, input }, async ({ handle }) => {
-      const terminal = (await handle.result()) as Terminal;
+      const terminal = await terminalOf(handle);
       expect(terminal.reason).toBe('stop_hook_prevented');
       expect(terminal.detail).toContain('the --stop-hook "sleep 20" timed out after 1 s');
       expect(terminal.detail).toContain('--stop-hook-timeout');
@@ -247,7 +246,7 @@ describe('workflow: hooks meet permissions, abort and large inputs', () => {
       );
       const started = Date.now();
       await handle.signal(abortSignal, 'enough');
-      const terminal = (await handle.result()) as Terminal;
+      const terminal = await terminalOf(handle);
       expect(terminal.reason).toBe('aborted_tools');
       expect(terminal.detail).toContain('enough (during the Stop hooks)');
       expect(Date.now() - started).toBeLessThan(15_000);

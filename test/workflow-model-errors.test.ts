@@ -7,11 +7,10 @@ import Anthropic from '@anthropic-ai/sdk';
 import type { ScheduledFault, ScriptedReply, ScriptedSession } from '../src/model-server';
 import { ESCALATED_MAX_TOKENS, MAX_OUTPUT_RECOVERY_PROMPT, DEFAULT_MAX_TOKENS } from '../src/shared/recovery';
 import type { DistributiveOmit } from '../src/shared/session';
-import type { Terminal } from '../src/shared/terminal';
 import { createWorker } from '../src/worker/create-worker';
 import { snapshotQuery } from '../src/workflows/definitions';
 import type { ScriptedModelServer } from './support/harness';
-import { messagesOf, scriptedJobSuite, textReply as text } from './support/jobs';
+import { messagesOf, scriptedJobSuite, textReply as text, terminalOf } from './support/jobs';
 
 // ---------------------------------------------------------------------------------------------
 // Helpers used only here (the shared ones are in support/jobs.ts)
@@ -56,7 +55,7 @@ describe('workflow: model call failures', () => {
         ],
       };
       await withJob('http-400', { session }, async ({ server, handle }) => {
-        const terminal = (await handle.result()) as Terminal;
+        const terminal = await terminalOf(handle);
         expect(terminal.reason).toBe('model_error');
         expect(terminal.detail).toContain('400');
         expect(terminal.detail).toContain('messages.0.content: bad block');
@@ -73,7 +72,7 @@ describe('workflow: model call failures', () => {
         faults: [fault(0, 1, { kind: 'http', status: 401, errorType: 'authentication_error' })],
       };
       await withJob('http-401', { session }, async ({ server, handle }) => {
-        const terminal = (await handle.result()) as Terminal;
+        const terminal = await terminalOf(handle);
         expect(terminal.reason).toBe('model_error');
         expect(terminal.detail).toMatch(/401/);
         expect(terminal.detail).toMatch(/authentication_error/);
@@ -87,7 +86,7 @@ describe('workflow: model call failures', () => {
         faults: [fault(1, 1, { kind: 'http', status: 403, errorType: 'permission_error' })],
       };
       await withJob('http-403-late', { session }, async ({ server, handle }) => {
-        const terminal = (await handle.result()) as Terminal;
+        const terminal = await terminalOf(handle);
         expect(terminal.reason).toBe('model_error');
         expect(terminal.turnCount).toBe(2);
         expect(terminal.finalText).toBe('Reading a.txt.');
@@ -109,7 +108,7 @@ describe('workflow: model call failures', () => {
     test('400 "prompt is too long": compacted once and sent again, and the client never sees the error', async () => {
       const session: ScriptedSession = { replies: [text('Answered after compacting.')], faults: [tooLong(0, 1)] };
       await withJob('prompt-too-long-recovered', { session }, async ({ server, handle }) => {
-        const terminal = (await handle.result()) as Terminal;
+        const terminal = await terminalOf(handle);
         expect(terminal.reason).toBe('completed');
         expect(terminal.finalText).toBe('Answered after compacting.');
         expect(terminal.transitions).toMatchObject({ reactive_compact: 1, reactive_compact_retry: 1 });
@@ -127,7 +126,7 @@ describe('workflow: model call failures', () => {
     test('still too long after compacting: prompt_too_long, with a detail that says what to change', async () => {
       const session: ScriptedSession = { replies: [text('never sent')], faults: [tooLong(0, 1), tooLong(0, 2)] };
       await withJob('prompt-too-long', { session }, async ({ server, handle }) => {
-        const terminal = (await handle.result()) as Terminal;
+        const terminal = await terminalOf(handle);
         expect(terminal.reason).toBe('prompt_too_long');
         expect(terminal.detail).toContain('prompt is too long');
         expect(terminal.detail).toContain('compacting it once already did not help');
@@ -146,7 +145,7 @@ describe('workflow: model call failures', () => {
         faults: [fault(0, 1, { kind: 'http', status: 429, errorType: 'rate_limit_error', retryAfterSeconds: 1 })],
       };
       await withJob('http-429', { session }, async ({ server, handle, arrivals }) => {
-        const terminal = (await handle.result()) as Terminal;
+        const terminal = await terminalOf(handle);
         expect(terminal.reason).toBe('completed');
         expect(terminal.finalText).toBe('Done after the rate limit.');
         expect(attemptsOf(server, 0)).toHaveLength(2);
@@ -162,7 +161,7 @@ describe('workflow: model call failures', () => {
         faults: [overloaded(1, 1), overloaded(1, 2)],
       };
       await withJob('http-529', { session }, async ({ server, handle }) => {
-        const terminal = (await handle.result()) as Terminal;
+        const terminal = await terminalOf(handle);
         expect(terminal.reason).toBe('completed');
         expect(terminal.turnCount).toBe(2);
         expect(terminal.finalText).toBe('Done despite overload.');
@@ -181,7 +180,7 @@ describe('workflow: model call failures', () => {
         faults: [fault(0, 1, { kind: 'http', status: 500, errorType: 'api_error' })],
       };
       await withJob('http-500', { session }, async ({ server, handle }) => {
-        const terminal = (await handle.result()) as Terminal;
+        const terminal = await terminalOf(handle);
         expect(terminal.reason).toBe('completed');
         expect(terminal.finalText).toBe('Recovered from a server error.');
         expect(attemptsOf(server, 0)).toHaveLength(2);
@@ -202,7 +201,7 @@ describe('workflow: model call failures', () => {
         faults: [fault(0, 1, { kind: 'stream_error', afterBlocks: 1, errorType: 'overloaded_error' })],
       };
       await withJob('stream-error', { session }, async ({ server, handle }) => {
-        const terminal = (await handle.result()) as Terminal;
+        const terminal = await terminalOf(handle);
         expect(terminal.reason).toBe('completed');
         expect(terminal.turnCount).toBe(2);
         expect(attemptsOf(server, 0)).toHaveLength(2);
@@ -238,7 +237,7 @@ describe('workflow: model call failures', () => {
         slowTurns: { 0: 800 },
       };
       await withJob('slow-silent', { session }, async ({ server, handle }) => {
-        const terminal = (await handle.result()) as Terminal;
+        const terminal = await terminalOf(handle);
         expect(terminal.reason).toBe('completed');
         expect(attemptsOf(server, 0)).toHaveLength(1);
       });
@@ -253,7 +252,7 @@ describe('workflow: model call failures', () => {
       };
       const input = { model: 'claude-opus-5-1', fallbackModel: 'claude-sonnet-5-5' };
       await withJob('fallback', { session, input }, async ({ server, handle }) => {
-        const terminal = (await handle.result()) as Terminal;
+        const terminal = await terminalOf(handle);
         expect(terminal.reason).toBe('completed');
         expect(terminal.model).toBe('claude-sonnet-5-5');
         expect(terminal.turnCount).toBe(2);
@@ -293,7 +292,7 @@ describe('workflow: model call failures', () => {
         fallbackModels: ['claude-sonnet-5-5', 'claude-haiku-4-5'],
       };
       await withJob('fallback-chain', { session, input }, async ({ server, handle }) => {
-        const terminal = (await handle.result()) as Terminal;
+        const terminal = await terminalOf(handle);
         expect(terminal.reason).toBe('completed');
         expect(terminal.model).toBe('claude-haiku-4-5');
         expect(server.requests.map((r) => r.body.model)).toEqual([
@@ -318,7 +317,7 @@ describe('workflow: model call failures', () => {
       };
       const input = { model: 'claude-opus-5-1', fallbackModel: 'claude-sonnet-5-5' };
       await withJob('fallback-end', { session, input }, async ({ server, handle }) => {
-        const terminal = (await handle.result()) as Terminal;
+        const terminal = await terminalOf(handle);
         expect(terminal.reason).toBe('completed');
         expect(server.requests.map((r) => r.body.model)).toEqual([
           ...Array(3).fill('claude-opus-5-1'),
@@ -333,7 +332,7 @@ describe('workflow: model call failures', () => {
         faults: [overloaded(0, 1), overloaded(0, 2), overloaded(0, 3), overloaded(0, 4)],
       };
       await withJob('no-fallback', { session }, async ({ server, handle }) => {
-        const terminal = (await handle.result()) as Terminal;
+        const terminal = await terminalOf(handle);
         expect(terminal.reason).toBe('completed');
         expect(terminal.model).toBe('claude-sonnet-5-5');
         expect(server.requests.map((r) => r.body.model)).toEqual(Array(5).fill('claude-sonnet-5-5'));
@@ -352,7 +351,7 @@ describe('workflow: model call failures', () => {
         replies: [cut('Part one, '), cut('part two, '), cut('part three, '), cut('part four, '), cut('part five.')],
       };
       await withJob('recover', { session }, async ({ server, handle }) => {
-        const terminal = (await handle.result()) as Terminal;
+        const terminal = await terminalOf(handle);
         // Still cut after every recovery step: its own ending, never a bare `completed`.
         expect(terminal.reason).toBe('max_output_tokens');
         expect(terminal.detail).toMatch(/still cut at the output limit \(64000 tokens\) after 3 continuation/);
@@ -401,7 +400,7 @@ describe('workflow: model call failures', () => {
         replies: [cut('Half of the answer'), text(' and the other half.')],
       };
       await withJob('escalate-recover', { session }, async ({ server, handle }) => {
-        const terminal = (await handle.result()) as Terminal;
+        const terminal = await terminalOf(handle);
         expect(terminal.reason).toBe('completed');
         expect(server.requests.map((r) => [r.turn, r.attempt, r.body.max_tokens])).toEqual([
           [0, 1, DEFAULT_MAX_TOKENS],
@@ -453,7 +452,7 @@ describe('workflow: model call failures', () => {
           },
         },
         async ({ server, handle }) => {
-          const terminal = (await handle.result()) as Terminal;
+          const terminal = await terminalOf(handle);
           expect(terminal.reason).toBe('completed');
           // The key really was used: the model server saw it on every request.
           expect(server.requests.length).toBe(4);

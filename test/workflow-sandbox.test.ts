@@ -4,9 +4,8 @@
  * Terminal say how Bash was confined and how many commands ran unsandboxed.
  */
 import type { ScriptedSession } from '../src/model-server';
-import type { Terminal } from '../src/shared/terminal';
 import { formatTerminal } from '../src/client/render';
-import { scriptedJobSuite, snapshot, textReply, toolResultFor, toolUse } from './support/jobs';
+import { scriptedJobSuite, snapshot, textReply, toolResultFor, toolUse, terminalOf } from './support/jobs';
 
 /** The number of processes the probe command counted under /proc. */
 function processesSeen(result: string): number {
@@ -28,7 +27,7 @@ describe('workflow: the sandbox policy in status and the Terminal', () => {
 
   test('by default Bash runs sandboxed and the Terminal says so', async () => {
     await withJob('sandboxed', { session: probe() }, async ({ handle, server }) => {
-      const terminal = (await handle.result()) as Terminal;
+      const terminal = await terminalOf(handle);
       expect(terminal.reason).toBe('completed');
       expect(terminal.sandbox).toMatchObject({ enabled: true, source: 'default', unsandboxedCommands: 0 });
       expect(formatTerminal(terminal)).toMatch(/sandbox: Bash runs sandboxed/);
@@ -39,7 +38,7 @@ describe('workflow: the sandbox policy in status and the Terminal', () => {
 
   test('--no-sandbox: the command runs unsandboxed, and status and the Terminal count it', async () => {
     await withJob('unsandboxed', { session: probe(), input: { noSandbox: true } }, async ({ handle, server }) => {
-      const terminal = (await handle.result()) as Terminal;
+      const terminal = await terminalOf(handle);
       expect(terminal.reason).toBe('completed');
       expect(terminal.sandbox).toMatchObject({ enabled: false, source: '--no-sandbox', unsandboxedCommands: 1 });
       expect(formatTerminal(terminal)).toMatch(/Bash runs unsandboxed \(--no-sandbox\) — 1 command ran UNSANDBOXED/);
@@ -52,7 +51,7 @@ describe('workflow: the sandbox policy in status and the Terminal', () => {
   test('a workspace file cannot turn the sandbox off', async () => {
     const files = { '.claude/settings.json': JSON.stringify({ sandbox: { enabled: false } }) };
     await withJob('workspace-opt-out', { session: probe(), files }, async ({ handle }) => {
-      const terminal = (await handle.result()) as Terminal;
+      const terminal = await terminalOf(handle);
       expect(terminal.sandbox).toMatchObject({ enabled: true, unsandboxedCommands: 0 });
       expect(terminal.permissions?.ignored).toEqual([expect.stringContaining('cannot turn the sandbox off')]);
       const notices = (await snapshot(handle)).events.filter((e) => e.kind === 'notice').map((e) => JSON.stringify(e));
@@ -63,7 +62,7 @@ describe('workflow: the sandbox policy in status and the Terminal', () => {
   test('a malformed sandbox block ends the job at start, naming the file and field', async () => {
     const files = { '.claude/settings.json': JSON.stringify({ sandbox: { enabled: 'yes' } }) };
     await withJob('bad-sandbox-block', { session: probe(), files }, async ({ handle, server }) => {
-      const terminal = (await handle.result()) as Terminal;
+      const terminal = await terminalOf(handle);
       expect(terminal.reason).toBe('setup_failed');
       expect(terminal.detail).toMatch(/settings\.json: sandbox\.enabled: /);
       expect(server.requests).toHaveLength(0);

@@ -8,8 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { ScriptedReply, ScriptedSession } from '../src/model-server';
 import { DEFAULT_MAX_TOKENS, ESCALATED_MAX_TOKENS, MAX_OUTPUT_RECOVERY_PROMPT } from '../src/shared/recovery';
-import type { Terminal } from '../src/shared/terminal';
-import { messagesOf, scriptedJobSuite, snapshot, textReply as text, toolUse } from './support/jobs';
+import { messagesOf, scriptedJobSuite, snapshot, textReply as text, toolUse, terminalOf } from './support/jobs';
 
 /** A reply cut by max_tokens in the middle of its last tool call's input. */
 function cutIn(before: ScriptedReply['content'], id: string, name: string, partialJson: string): ScriptedReply {
@@ -59,7 +58,7 @@ describe('workflow: stop reasons and cut replies', () => {
       'cut-multiedit',
       { session, files: { 'a.txt': 'one\ntwo\n' } },
       async ({ server, handle, workspace }) => {
-        const terminal = (await handle.result()) as Terminal;
+        const terminal = await terminalOf(handle);
         expect(terminal.reason).toBe('completed');
         expect(fs.readFileSync(path.join(workspace, 'a.txt'), 'utf8')).toBe('ONE\nTWO\n');
         expect(server.requests.map((r) => [r.turn, r.attempt, r.body.max_tokens])).toEqual([
@@ -88,7 +87,7 @@ describe('workflow: stop reasons and cut replies', () => {
     );
     const session: ScriptedSession = { replies: [cut, text('I will split it up.')] };
     await withJob('cut-bash', { session }, async ({ server, handle, workspace }) => {
-      const terminal = (await handle.result()) as Terminal;
+      const terminal = await terminalOf(handle);
       expect(terminal.reason).toBe('completed');
       expect(fs.readFileSync(path.join(workspace, 'log.txt'), 'utf8')).toBe('ran\n');
       expect(server.requests.map((r) => [r.turn, r.attempt, r.body.max_tokens])).toEqual([
@@ -117,7 +116,7 @@ describe('workflow: stop reasons and cut replies', () => {
       faults: [{ turn: 0, attempt: 3, kind: 'reply', reply: text('Here is the answer.') }],
     };
     await withJob('empty-reply', { session }, async ({ server, handle }) => {
-      const terminal = (await handle.result()) as Terminal;
+      const terminal = await terminalOf(handle);
       expect(terminal.reason).toBe('completed');
       expect(terminal.finalText).toBe('Here is the answer.');
       expect(server.requests).toHaveLength(3);
@@ -142,7 +141,7 @@ describe('workflow: stop reasons and cut replies', () => {
       ],
     };
     await withJob('refusal', { session }, async ({ server, handle, workspace }) => {
-      const terminal = (await handle.result()) as Terminal;
+      const terminal = await terminalOf(handle);
       expect(terminal.reason).toBe('refusal');
       expect(terminal.detail).toMatch(/declined to continue \(cyber: Declined this request\.\)/);
       expect(fs.existsSync(path.join(workspace, 'refused.txt'))).toBe(false);
@@ -155,7 +154,7 @@ describe('workflow: stop reasons and cut replies', () => {
       replies: [{ content: [{ type: 'text', text: 'Working on it.' }], stop_reason: 'pause_turn' }, text('Done.')],
     };
     await withJob('pause-turn', { session }, async ({ server, handle }) => {
-      const terminal = (await handle.result()) as Terminal;
+      const terminal = await terminalOf(handle);
       expect(terminal.reason).toBe('completed');
       expect(terminal.turnCount).toBe(2);
       expect(terminal.finalText).toBe('Done.');
@@ -168,7 +167,7 @@ describe('workflow: stop reasons and cut replies', () => {
     const paused: ScriptedReply = { content: [{ type: 'text', text: 'Still working.' }], stop_reason: 'pause_turn' };
     const session: ScriptedSession = { replies: Array.from({ length: 12 }, () => paused) };
     await withJob('pause-loop', { session }, async ({ server, handle }) => {
-      const terminal = (await handle.result()) as Terminal;
+      const terminal = await terminalOf(handle);
       expect(terminal.reason).toBe('model_error');
       expect(terminal.detail).toMatch(/paused its turn 10 times in a row/);
       expect(server.requests).toHaveLength(10);
@@ -180,7 +179,7 @@ describe('workflow: stop reasons and cut replies', () => {
       replies: [{ content: [{ type: 'text', text: 'The files are' }], stop_reason: 'model_context_window_exceeded' }],
     };
     await withJob('context-window', { session }, async ({ handle }) => {
-      const terminal = (await handle.result()) as Terminal;
+      const terminal = await terminalOf(handle);
       expect(terminal.reason).toBe('prompt_too_long');
       expect(terminal.detail).toMatch(/context window/);
     });

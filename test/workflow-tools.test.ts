@@ -10,7 +10,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { ScriptedSession } from '../src/model-server';
 import type { SessionEvent, SessionSnapshot } from '../src/shared/session';
-import type { Terminal } from '../src/shared/terminal';
 import { waitFor } from './support/harness';
 import {
   liveProcesses,
@@ -21,6 +20,7 @@ import {
   toolResultsOf,
   toolUse,
   waitForSnapshot,
+  terminalOf,
 } from './support/jobs';
 
 // ---------------------------------------------------------------------------------------------
@@ -72,7 +72,7 @@ describe('workflow: tool scheduling', () => {
       ],
     };
     await withJob('safe-batch', { session, files }, async ({ server, handle }) => {
-      const terminal = (await handle.result()) as Terminal;
+      const terminal = await terminalOf(handle);
       expect(terminal.reason).toBe('completed');
       expect(terminal.turnCount).toBe(2);
       expect(server.requests).toHaveLength(2);
@@ -134,7 +134,7 @@ describe('workflow: tool scheduling', () => {
         expect(server.requests).toHaveLength(1);
 
         await release(gateA, 'output of a\n');
-        const terminal = (await handle.result()) as Terminal;
+        const terminal = await terminalOf(handle);
         expect(terminal.reason).toBe('completed');
 
         const results = toolResultsOf(server, 1);
@@ -163,7 +163,7 @@ describe('workflow: tool scheduling', () => {
       ],
     };
     await withJob('writer-alone', { session, files }, async ({ server, handle, workspace }) => {
-      const terminal = (await handle.result()) as Terminal;
+      const terminal = await terminalOf(handle);
       expect(terminal.reason).toBe('completed');
       expect(fs.readFileSync(path.join(workspace, 'c.txt'), 'utf8')).toBe('written by the model\n');
 
@@ -207,7 +207,7 @@ describe('workflow: tool scheduling', () => {
     };
     const files = { 'present.txt': 'here\n' };
     await withJob('bash-fails', { session, files, fifos: [marker] }, async ({ server, handle, workspace }) => {
-      const terminal = (await handle.result()) as Terminal;
+      const terminal = await terminalOf(handle);
       expect(terminal.reason).toBe('completed');
       expect(terminal.turnCount).toBe(2);
 
@@ -253,7 +253,7 @@ describe('workflow: tool scheduling', () => {
     };
     const files = { 'present.txt': 'here\n' };
     await withJob('bash-exit-3', { session, files }, async ({ server, handle, workspace }) => {
-      const terminal = (await handle.result()) as Terminal;
+      const terminal = await terminalOf(handle);
       expect(terminal.reason).toBe('completed');
       const results = toolResultsOf(server, 1);
       expect(results.map((r) => r.tool_use_id)).toEqual([
@@ -304,7 +304,7 @@ describe('workflow: tool scheduling', () => {
       expect(runningIds(await snapshot(handle))).toEqual(['toolu_slow_cat']);
       // ... and the Bash call is left to finish normally.
       await release(gate, 'gate opened\n');
-      const terminal = (await handle.result()) as Terminal;
+      const terminal = await terminalOf(handle);
       expect(terminal.reason).toBe('completed');
       const results = toolResultsOf(server, 1);
       expect(results.map((r) => r.tool_use_id)).toEqual(['toolu_slow_cat', 'toolu_missing', 'toolu_ok']);
@@ -334,7 +334,7 @@ describe('workflow: tool scheduling', () => {
     };
     const files = { 'present.txt': 'good content\n' };
     await withJob('bad-input', { session, files }, async ({ server, handle }) => {
-      const terminal = (await handle.result()) as Terminal;
+      const terminal = await terminalOf(handle);
       expect(terminal.reason).toBe('completed');
       expect(terminal.finalText).toBe('I will fix my calls.');
       const results = toolResultsOf(server, 1);

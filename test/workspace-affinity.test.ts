@@ -28,7 +28,7 @@ import {
 } from './support/harness';
 import { scriptedBatch } from './support/batch';
 import { activityRuns } from './support/history';
-import { readCall, textReply, toolUse } from './support/jobs';
+import { readCall, textReply, toolUse, terminalOf } from './support/jobs';
 
 jest.setTimeout(120_000);
 
@@ -150,7 +150,7 @@ test('a workspace that no worker has ends the job at start, saying what to do', 
       workflowId: `affinity-missing-${Date.now()}`,
       args: [sessionInput('/nowhere/at/all')],
     });
-    const terminal = (await handle.result()) as Terminal;
+    const terminal = await terminalOf(handle);
     expect(terminal.reason).toBe('setup_failed');
     expect(terminal.detail).toContain("no worker of this job's task queue has the workspace /nowhere/at/all");
     expect(terminal.detail).toContain('start a worker on the machine that holds it');

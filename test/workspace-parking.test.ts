@@ -8,7 +8,6 @@ import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { ScriptedSession } from '../src/model-server';
 import { hostTaskQueue } from '../src/shared/task-queues';
-import type { Terminal } from '../src/shared/terminal';
 import { snapshotQuery } from '../src/workflows/definitions';
 import { runCli } from './support/cli';
 import {
@@ -22,7 +21,7 @@ import {
   waitFor,
 } from './support/harness';
 import type { WorkerProcess } from './support/harness';
-import { textReply, toolUse } from './support/jobs';
+import { textReply, toolUse, terminalOf } from './support/jobs';
 
 jest.setTimeout(180_000);
 
@@ -113,7 +112,7 @@ test('a job whose workspace host left parks, says so in status, and goes on when
     expect(fs.readFileSync(path.join(workspace, 'effects.log'), 'utf8')).toBe('one\n');
 
     await worker('host-a');
-    const terminal = (await handle.result()) as Terminal;
+    const terminal = await terminalOf(handle);
     expect(terminal).toMatchObject({ reason: 'completed', finalText: 'Done.' });
     expect(fs.readFileSync(path.join(workspace, 'effects.log'), 'utf8')).toBe('one\ntwo\n');
   } finally {

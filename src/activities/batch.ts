@@ -3,7 +3,7 @@ import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
-import { WorkflowNotFoundError } from '@temporalio/client';
+import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import {
   addSummary,
   BATCH_ID_PATTERN,
@@ -17,6 +17,7 @@ import {
 } from '../shared/batch';
 import type { BatchTaskSpec, EarlierRunsPage, PriorTaskRun, PriorWork, TaskSummary } from '../shared/batch';
 import type { Terminal } from '../shared/terminal';
+import { terminalInFailure } from '../shared/terminal-failure';
 import { runCommand as run } from '../worker/spawner';
 import { mapLimited } from './map-limited';
 import type { ContentStore } from './store/content-store';
@@ -71,8 +72,8 @@ async function ended(
   priorWork: PriorWork,
 ): Promise<PriorTaskRun> {
   const handle = client.workflow.getHandle(taskJobId(batchId, id));
-  if (status === 'COMPLETED') {
-    const terminal = (await handle.result()) as Terminal;
+  const terminal = status === 'COMPLETED' || status === 'FAILED' ? await terminalOf(handle) : undefined;
+  if (terminal) {
     const summary = shortDetail(summaryOf(id, terminal));
     return {
       id,
@@ -101,6 +102,19 @@ async function ended(
       detail: `its job was ${status.toLowerCase()}`,
     },
   };
+}
+
+/**
+ * A closed job's Terminal: its result, or for a job that did not complete, the one its failure
+ * carries. A job failed without one (a real failure of the workflow) has none.
+ */
+async function terminalOf(handle: { result(): Promise<unknown> }): Promise<Terminal | undefined> {
+  try {
+    return (await handle.result()) as Terminal;
+  } catch (error) {
+    if (!(error instanceof WorkflowFailedError)) throw error;
+    return terminalInFailure<Terminal>(error.cause);
+  }
 }
 
 /** A summary's detail is cut to this many characters where it goes into the batch's history. */

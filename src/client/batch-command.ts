@@ -1,8 +1,7 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
-import { BATCH_ID_PATTERN, MAX_CONCURRENCY } from '../shared/batch';
-import type { BatchTerminal } from '../shared/batch';
+import { BATCH_ID_PATTERN, batchExitCode, MAX_CONCURRENCY } from '../shared/batch';
 import { DEFAULT_TASK_QUEUE } from '../workflows/definitions';
 import {
   abortBatch,
@@ -48,17 +47,6 @@ function defaultBatchId(file: string): string {
     .slice(0, 100);
   if (!id) throw new InvalidArgumentError(`cannot make a batch id from ${file}: give one with --batch-id`);
   return id;
-}
-
-/**
- * The exit code of a batch: 0 when it ran every task and each one completed; 1 when some task
- * ended otherwise; 3 when the batch was aborted, 4 when its budget ran out (as `run`'s codes).
- */
-export function batchExitCode(terminal: BatchTerminal): number {
-  if (terminal.reason === 'aborted') return 3;
-  if (terminal.reason === 'budget_exhausted') return 4;
-  const others = Object.entries(terminal.outcomes).filter(([outcome]) => outcome !== 'completed');
-  return others.length === 0 ? 0 : 1;
 }
 
 /** `durable-agent batch FILE` and `batch status|abort|export <id>`. */

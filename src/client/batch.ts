@@ -10,14 +10,14 @@ import { PAID_AGAIN_MEMO, PRIOR_COST_MEMO, priorWorkOf, taskJobId } from '../sha
 import type { BatchInput, BatchSnapshot, BatchTaskSpec, BatchTerminal } from '../shared/batch';
 import { formatUsd } from '../shared/pricing';
 import { MAX_INLINE_RESUME_CHARS } from '../shared/session';
-import type { Terminal } from '../shared/terminal';
 import { batchSnapshotQuery } from '../workflows/batch-definitions';
 import { abortSignal } from '../workflows/definitions';
-import { COST_KEY, OUTCOME_KEY, TURNS_KEY } from '../workflows/search-attributes';
+import { COST_KEY, OUTCOME_KEY, RUNNING_OUTCOME, TURNS_KEY, WAITING_OUTCOME } from '../workflows/search-attributes';
 import type { agentBatch } from '../workflows/batch';
 import { temporalTargetFromEnv } from './config';
 import { openContentStore } from './store-config';
 import { exportTranscript } from './export';
+import { terminalOf } from './job-terminal';
 import { startWithSearchAttributes } from './job-attributes';
 
 export type BatchHandle = WorkflowHandle<typeof agentBatch>;
@@ -56,7 +56,8 @@ export async function startBatch(
     concurrency: options.concurrency,
     ...(options.maxBudgetUsd !== undefined ? { maxBudgetUsd: options.maxBudgetUsd } : {}),
     ...(existing !== undefined ? { rerun: true } : {}),
-    ...(existing === 'COMPLETED' ? await earlierRunTook(client, batchId) : {}),
+    // A batch that did not complete every task ends failed, with its Terminal.
+    ...(existing === 'COMPLETED' || existing === 'FAILED' ? await earlierRunTook(client, batchId) : {}),
   };
   try {
     const handle = await startWithSearchAttributes(
@@ -88,10 +89,7 @@ export async function startBatch(
  * among them was deleted by retention, not never started.
  */
 async function earlierRunTook(client: Client, batchId: string): Promise<Pick<BatchInput, 'earlierRunTook'>> {
-  const terminal = (await client.workflow
-    .getHandle(batchId)
-    .result()
-    .catch(() => undefined)) as BatchTerminal | undefined;
+  const terminal = await terminalOf<BatchTerminal>(client.workflow.getHandle(batchId)).catch(() => undefined);
   if (terminal && typeof terminal.reached === 'number') return { earlierRunTook: terminal.reached };
   return terminal && typeof terminal.tasks === 'number' && typeof terminal.notStarted === 'number'
     ? { earlierRunTook: terminal.tasks - terminal.notStarted }
@@ -210,6 +208,11 @@ export async function batchState(
   const description = await handle.describe();
   const status = description.status.name;
   if (status === 'COMPLETED') return { ended: true, terminal: await handle.result() };
+  if (status === 'FAILED') {
+    // A batch with a task that did not complete, aborted or out of budget, fails with its Terminal.
+    const terminal = await terminalOf<BatchTerminal>(handle).catch(() => undefined);
+    if (terminal) return { ended: true, terminal };
+  }
   if (status !== 'RUNNING') return { ended: false, snapshot: undefined, status };
   // A deadline on the call itself: with no worker, a query waits as long as the server lets it.
   const snapshot = await client
@@ -259,17 +262,18 @@ async function taskRuns(
     let outcome: string = running ? 'running' : (attributes.get(OUTCOME_KEY) ?? info.status.name.toLowerCase());
     let turns: number | null = running ? null : (attributes.get(TURNS_KEY) ?? null);
     let costUsd: number | null = running ? null : (attributes.get(COST_KEY) ?? null);
-    if (info.status.name === 'COMPLETED' && (turns === null || outcome === 'running')) {
-      const terminal = (await client.workflow
-        .getHandle(info.workflowId, info.runId)
-        .result()
-        .catch(() => undefined)) as Terminal | undefined;
+    // A job that did not complete failed with its Terminal; one failed without it reads as `failed`.
+    const closed = info.status.name === 'COMPLETED' || info.status.name === 'FAILED';
+    if (closed && (turns === null || outcome === 'running')) {
+      const terminal = await terminalOf(client.workflow.getHandle(info.workflowId, info.runId)).catch(() => undefined);
       if (terminal) {
         outcome = terminal.reason;
         turns = terminal.turnCount;
         costUsd = typeof terminal.totalCostUsd === 'number' ? terminal.totalCostUsd : null;
       }
     }
+    // Ended from outside, or failed without a Terminal: its attribute still says what it was doing.
+    if (!running && !closedWithTerminal(info.status.name, outcome)) outcome = info.status.name.toLowerCase();
     // A continued task's job carries what its earlier jobs cost and took: the task's row has the
     // sums, as the batch's Terminal does.
     const priorCostUsd = Number(info.memo?.[PRIOR_COST_MEMO] ?? 0) || 0;
@@ -301,6 +305,11 @@ async function taskRuns(
         durationMs: null,
       },
   );
+}
+
+/** A closed job's outcome is its Terminal's reason unless it was ended without one. */
+function closedWithTerminal(status: string, outcome: string): boolean {
+  return status === 'COMPLETED' || (outcome !== RUNNING_OUTCOME && outcome !== WAITING_OUTCOME && outcome !== 'failed');
 }
 
 function rowOf(
@@ -402,7 +411,7 @@ export async function followBatch(
   let last = '';
   let lastAnswer = Date.now();
   let silent = false;
-  const result = handle.result();
+  const result = terminalOf<BatchTerminal>(handle);
   let done = false;
   // Settled either way; `finally` would make a second promise whose rejection nothing handles.
   const settled = () => {
@@ -476,11 +485,9 @@ export async function exportBatch(
     }
     // The run the row was read from, which has ended: a newer run under the id (a rerun that
     // continues the task) is not waited for, and answer and transcript both come from the run
-    // the row's outcome and cost do. Only a run that completed has a Terminal.
-    const terminal = (await client.workflow
-      .getHandle(row.job, runId)
-      .result()
-      .catch(() => undefined)) as Terminal | undefined;
+    // the row's outcome and cost do. Only a run that ended by itself (completed, or failed with
+    // its Terminal) has one.
+    const terminal = await terminalOf(client.workflow.getHandle(row.job, runId)).catch(() => undefined);
     row.answer = terminal?.finalText || null;
     row.detail = terminal?.detail || null;
     try {

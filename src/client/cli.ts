@@ -25,6 +25,7 @@ import { withClient } from './connect';
 import { runDemo } from './demo';
 import { stopEmbedded } from './embedded';
 import { follow, newJobId, startOrAttach } from './jobs';
+import { terminalOf, terminalOfFailure } from './job-terminal';
 import { parseOlderThan, prune } from './prune';
 import { exportTranscript, parseExportFormat } from './export';
 import { messageText, queuedMessage } from './send';
@@ -180,11 +181,14 @@ type Ended = { kind: 'terminal'; terminal: Terminal } | { kind: 'outside'; statu
  */
 async function jobResult(
   handle: WorkflowHandle,
-  wait: (handle: WorkflowHandle) => Promise<Terminal> = (h) => h.result() as Promise<Terminal>,
+  wait: (handle: WorkflowHandle) => Promise<Terminal> = (h) => terminalOf(h),
 ): Promise<Ended> {
   try {
     return { kind: 'terminal', terminal: await wait(handle) };
   } catch (error) {
+    // A job that did not complete fails with its Terminal: that is its ending, as a completed one's.
+    const terminal = terminalOfFailure(error);
+    if (terminal) return { kind: 'terminal', terminal };
     if (!(error instanceof WorkflowFailedError)) throw error;
     const status = (await handle.describe().catch(() => undefined))?.status.name ?? 'FAILED';
     const cause = error.cause;

@@ -6,6 +6,7 @@ import type { CallModelResult } from '../shared/activity-types';
 import type { Usage } from '../shared/messages';
 import type { SessionInput } from '../shared/session';
 import type { Terminal } from '../shared/terminal';
+import { terminalOf } from './job-terminal';
 
 /** A job that ended with a Terminal, and what its history says about it. */
 export interface FinishedJob {
@@ -33,7 +34,7 @@ export async function finishedJob(client: Client, id: string, what: string, runI
   }
   let terminal: Terminal;
   try {
-    terminal = (await handle.result()) as Terminal;
+    terminal = await terminalOf(handle);
   } catch (error) {
     if (!(error instanceof WorkflowFailedError)) throw error;
     throw new InvalidArgumentError(

@@ -1,17 +1,27 @@
 import { InvalidArgumentError } from 'commander';
+import { WorkflowFailedError } from '@temporalio/client';
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import type { PendingApproval, SessionSnapshot } from '../shared/session';
 import { TERMINAL_REASONS } from '../shared/terminal';
 import type { Terminal, TerminalReason } from '../shared/terminal';
 import { snapshotQuery } from '../workflows/definitions';
-import { COST_KEY, MODEL_KEY, OUTCOME_KEY, RUNNING_OUTCOME, TURNS_KEY } from '../workflows/search-attributes';
+import {
+  COST_KEY,
+  MODEL_KEY,
+  OUTCOME_KEY,
+  RUNNING_OUTCOME,
+  TURNS_KEY,
+  WAITING_OUTCOME,
+} from '../workflows/search-attributes';
 import { isUnknownSearchAttribute, registerCommands } from './job-attributes';
+import { terminalOf } from './job-terminal';
 import { answerUnlessNoWorker, noWorkerPolls } from './worker-polls';
 import { exitCodeFor } from './render';
 
 /**
- * How a job ended as Temporal saw it, when it returned no Terminal: terminated or cancelled from
- * outside, past its timeout, or a workflow that failed (`run` and `result` exit 5 for all four).
+ * How a job ended as Temporal saw it, when it has no Terminal: terminated or cancelled from
+ * outside, past its timeout, or a workflow that failed without one (`run` and `result` exit 5 for
+ * all four). A job that did not complete also ends failed, but with its Terminal.
  */
 const TEMPORAL_ENDINGS = {
   terminated: 'Terminated',
@@ -43,7 +53,12 @@ const OUTCOME_GROUPS = {
 };
 type OutcomeGroup = keyof typeof OUTCOME_GROUPS;
 
-const SINGLE_OUTCOMES = [RUNNING_OUTCOME, ...TERMINAL_REASONS, ...(Object.keys(TEMPORAL_ENDINGS) as TemporalEnding[])];
+const SINGLE_OUTCOMES = [
+  RUNNING_OUTCOME,
+  WAITING_OUTCOME,
+  ...TERMINAL_REASONS,
+  ...(Object.keys(TEMPORAL_ENDINGS) as TemporalEnding[]),
+];
 
 /** Everything `ls --outcome` accepts. */
 export const OUTCOME_FILTERS = [...SINGLE_OUTCOMES, ...(Object.keys(OUTCOME_GROUPS) as OutcomeGroup[])];
@@ -64,12 +79,26 @@ export function parseOutcome(value: string): OutcomeFilter {
 
 const quoted = (values: readonly string[]) => values.map((value) => `'${value}'`).join(', ');
 
+/** Jobs that ended with one of `reasons`: completed ones, and failed ones (any but `completed`, since they fail with their Terminal). */
 function endedWith(reasons: readonly TerminalReason[]): string {
-  return `(ExecutionStatus = 'Completed' AND ${OUTCOME_KEY.name} IN (${quoted(reasons)}))`;
+  return `(ExecutionStatus IN ('Completed', 'Failed') AND ${OUTCOME_KEY.name} IN (${quoted(reasons)}))`;
 }
 
+/** The outcomes a job's attribute has before it ends: a failed job with one of them ended without a Terminal. */
+const OPEN_OUTCOMES = [RUNNING_OUTCOME, WAITING_OUTCOME];
+
 function temporalEnded(endings: readonly TemporalEnding[]): string {
-  return `ExecutionStatus IN (${quoted(endings.map((ending) => TEMPORAL_ENDINGS[ending]))})`;
+  const statuses = endings.filter((ending) => ending !== 'workflow_failed').map((ending) => TEMPORAL_ENDINGS[ending]);
+  const parts = [
+    ...(statuses.length ? [`ExecutionStatus IN (${quoted(statuses)})`] : []),
+    ...(endings.includes('workflow_failed')
+      ? [
+          `(ExecutionStatus = 'Failed' AND (${OUTCOME_KEY.name} IS NULL OR ` +
+            `${OUTCOME_KEY.name} IN (${quoted(OPEN_OUTCOMES)})))`,
+        ]
+      : []),
+  ];
+  return parts.length === 1 ? (parts[0] as string) : `(${parts.join(' OR ')})`;
 }
 
 /** Only the latest run of a job: a run that continued as new is not an ending. */
@@ -79,7 +108,10 @@ const JOBS_QUERY = `WorkflowType = 'agentSession' AND ExecutionStatus != 'Contin
 export function outcomeQuery(outcome?: OutcomeFilter): string {
   if (!outcome) return JOBS_QUERY;
   let filter: string;
+  // A job waiting for approval is running too.
   if (outcome === RUNNING_OUTCOME) filter = `ExecutionStatus = 'Running'`;
+  else if (outcome === WAITING_OUTCOME)
+    filter = `ExecutionStatus = 'Running' AND ${OUTCOME_KEY.name} = '${WAITING_OUTCOME}'`;
   else if (outcome in OUTCOME_GROUPS) {
     const { reasons, endings } = OUTCOME_GROUPS[outcome as OutcomeGroup];
     const parts = [
@@ -154,13 +186,27 @@ async function rowOf(
       waiting: snapshot.pendingApprovals,
     };
   }
-  const ending = STATUS_OUTCOME[status];
-  if (ending) return { ...row, outcome: ending };
   const recorded = attributes.get(OUTCOME_KEY);
-  if (recorded !== undefined && recorded !== RUNNING_OUTCOME) return { ...row, outcome: recorded };
-  // A job started before the attributes existed, or on a namespace without them: its Terminal says.
+  const endedWithReason = recorded !== undefined && !OPEN_OUTCOMES.includes(recorded) ? recorded : undefined;
+  const ending = STATUS_OUTCOME[status];
+  // A job that did not complete failed with its Terminal, whose reason its attribute has; a failed
+  // one whose attribute is still open failed without a Terminal (it publishes before it fails).
+  if (ending && (status !== 'FAILED' || (recorded !== undefined && !endedWithReason)))
+    return { ...row, outcome: ending };
+  if (endedWithReason) return { ...row, outcome: endedWithReason };
+  // A job started before the attributes existed, or on a namespace without them: its Terminal says
+  // (a failed job's is in its failure; one failed without a Terminal was ended by a real failure).
   const handle = client.workflow.getHandle(info.workflowId, info.runId);
-  const terminal = (await within(client, () => handle.result())) as Terminal | undefined;
+  let failure: unknown;
+  const terminal = await within(client, () =>
+    terminalOf(handle).catch((error: unknown) => {
+      failure = error;
+      return undefined;
+    }),
+  );
+  if (!terminal?.reason && status === 'FAILED' && failure instanceof WorkflowFailedError) {
+    return { ...row, outcome: 'workflow_failed' };
+  }
   if (!terminal?.reason) return { ...row, outcome: 'ended', note: '(its result could not be read)' };
   return {
     ...row,
@@ -253,7 +299,13 @@ export async function listJobs(client: Client, limit: number, outcome?: OutcomeF
     if (!polls.has(taskQueue)) polls.set(taskQueue, noWorkerPolls(client, taskQueue));
     return polls.get(taskQueue) as Promise<boolean>;
   };
-  const rows = await Promise.all(infos.map((info) => rowOf(client, info, noWorker)));
+  let rows = await Promise.all(infos.map((info) => rowOf(client, info, noWorker)));
+  // A failed job started without the attributes (an older client) matches the query for jobs failed
+  // without a Terminal; its row read the Terminal its failure carries, and it is not one of them.
+  if (outcome === 'workflow_failed' || outcome === 'outside') {
+    rows = rows.filter((row) => !(TERMINAL_REASONS as readonly string[]).includes(row.outcome));
+  }
+  if (rows.length === 0) return [outcome ? `no ${outcome} jobs` : 'no jobs yet'];
   const now = new Date();
   return [HEADER, ...rows.map((row) => formatRow(row, now))];
 }

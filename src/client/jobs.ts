@@ -8,6 +8,7 @@ import type { PendingApproval, SessionEvent } from '../shared/session';
 import { approvalSignal, DEFAULT_TASK_QUEUE, snapshotQuery } from '../workflows/definitions';
 import type { agentSession } from '../workflows/agent-session';
 import { startWithSearchAttributes } from './job-attributes';
+import { terminalOf } from './job-terminal';
 import type { FollowListener } from './live-events';
 import { LiveFollower, pendingActivities } from './live-follower';
 import { LivePrinter } from './live-printer';
@@ -224,7 +225,7 @@ export async function follow(
     }
     if (signal?.aborted) throw new FollowStopped();
     // Ended: the result is there at once (or the failure, for a job ended from outside).
-    const done = (await handle.result()) as Terminal;
+    const done = await terminalOf(handle);
     try {
       live.onSnapshot(await handle.query(snapshotQuery, live.lastSeq));
     } catch {

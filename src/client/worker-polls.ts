@@ -1,6 +1,7 @@
 import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
 import { optionalTsToMs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
+import { terminalOf } from './job-terminal';
 import type { Terminal } from '../shared/terminal';
 import { MODEL_KEY, OUTCOME_KEY, TURNS_KEY, COST_KEY, RUNNING_OUTCOME } from '../workflows/search-attributes';
 import { formatTerminal } from './render';
@@ -98,12 +99,10 @@ export async function knownWithoutWorker(
   const costUsd = attributes.get(COST_KEY);
   const model = attributes.get(MODEL_KEY);
   // An ended job's result is in its history: the server hands it out without a worker.
+  // A job that did not complete fails, its Terminal in the failure (`terminalOf` reads either).
   const terminal =
-    description.status.name === 'COMPLETED'
-      ? ((await client.workflow
-          .getHandle(id, description.runId)
-          .result()
-          .catch(() => undefined)) as Terminal | undefined)
+    description.status.name === 'COMPLETED' || description.status.name === 'FAILED'
+      ? await terminalOf<Terminal>(client.workflow.getHandle(id, description.runId)).catch(() => undefined)
       : undefined;
   return {
     status: description.status.name,

@@ -309,3 +309,14 @@ export type PriorTaskRun =
       /** Its conversation so far, to continue from (absent when it never talked to the model). */
       transcript?: { head: string; messageCount: number };
     };
+
+/**
+ * The exit code of a batch: 0 when it ran every task and each one completed; 1 when some task
+ * ended otherwise; 3 when the batch was aborted, 4 when its budget ran out (as `run`'s codes).
+ */
+export function batchExitCode(terminal: BatchTerminal): number {
+  if (terminal.reason === 'aborted') return 3;
+  if (terminal.reason === 'budget_exhausted') return 4;
+  const others = Object.entries(terminal.outcomes).filter(([outcome]) => outcome !== 'completed');
+  return others.length === 0 ? 0 : 1;
+}

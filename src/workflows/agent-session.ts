@@ -15,6 +15,7 @@ import { decideMaxOutputRecovery, exceedsMaxTurns } from '../shared/recovery';
 import { DEFAULT_SESSION_TIMEOUTS, initialState } from '../shared/session';
 import type { SessionInput, State } from '../shared/session';
 import type { Terminal } from '../shared/terminal';
+import { terminalFailure } from '../shared/terminal-failure';
 import type { PendingUserMessage, TextRef } from '../shared/transcript';
 import type { QueuedMessage } from '../shared/signal-payloads';
 import { sessionActivities, WORKSPACE_AFFINITY_PATCH } from './activity-proxies';
@@ -58,10 +59,24 @@ const CONTEXT_PIPELINE_PATCH = 'context-pipeline';
 const MAX_CONSECUTIVE_PAUSES = 10;
 
 /**
+ * Guards ending a job that did not complete as a failed workflow (its Terminal in the failure's
+ * details), so Temporal's status, the UI's list and its metrics tell it from one that completed.
+ * Jobs recorded before it returned every Terminal; their histories replay that way.
+ */
+export const FAILED_STATUS_PATCH = 'failed-status';
+
+/**
  * Claude Code's `queryLoop()` as a durable workflow. Each pass of the loop is one turn made of the
- * seed's phases; every exit returns a Terminal.
+ * seed's phases; every exit has a Terminal: a `completed` job returns it, any other ends the
+ * workflow failed with it in the failure's details (`terminalInFailure` reads it back).
  */
 export async function agentSession(input: SessionInput): Promise<Terminal> {
+  const terminal = await runSession(input);
+  if (terminal.reason !== 'completed' && patched(FAILED_STATUS_PATCH)) throw terminalFailure(terminal);
+  return terminal;
+}
+
+async function runSession(input: SessionInput): Promise<Terminal> {
   const timeouts = { ...DEFAULT_SESSION_TIMEOUTS, ...input.timeouts };
   // A State carried over by an older version of this workflow may lack newer fields.
   let state: State = input.resume ? { ...initialState(input), ...input.resume.state } : initialState(input);

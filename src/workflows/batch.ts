@@ -20,6 +20,7 @@ import {
   addSummary,
   addTotals,
   BATCH_BUDGET_DETAIL,
+  batchExitCode,
   emptyTotals,
   MAX_CONCURRENCY,
   PRIOR_COST_MEMO,
@@ -45,6 +46,7 @@ import { formatUsd } from '../shared/pricing';
 import type { SessionInput } from '../shared/session';
 import { abortPayload, parsePayload, taskCostPayload } from '../shared/signal-payloads';
 import type { Terminal } from '../shared/terminal';
+import { TASKS_NOT_COMPLETED, terminalFailure, terminalInFailure } from '../shared/terminal-failure';
 import { batchSnapshotQuery, taskCostSignal } from './batch-definitions';
 import { abortSignal, batchBudgetSpentSignal } from './definitions';
 import { OUTCOME_KEY, startSearchAttributes } from './search-attributes';
@@ -86,6 +88,21 @@ const worktreeActivities = proxyActivities<Pick<Activities, 'prepareWorktree'>>(
  * concurrency, so a batch of any size keeps its history bounded.
  */
 export async function agentBatch(input: BatchInput): Promise<BatchTerminal> {
+  const terminal = await runBatch(input);
+  if (batchExitCode(terminal) !== 0 && patched(BATCH_FAILED_STATUS_PATCH)) {
+    throw terminalFailure(terminal, terminal.reason === 'completed' ? TASKS_NOT_COMPLETED : terminal.reason);
+  }
+  return terminal;
+}
+
+/**
+ * Guards ending a batch that was aborted, ran out of budget or has a task that did not complete as
+ * a failed workflow (its Terminal in the failure's details), as its jobs end. Batches recorded
+ * before it returned every Terminal; their histories replay that way.
+ */
+export const BATCH_FAILED_STATUS_PATCH = 'batch-failed-status';
+
+async function runBatch(input: BatchInput): Promise<BatchTerminal> {
   const batchId = workflowInfo().workflowId;
   const total = 'inline' in input.tasks ? input.tasks.inline.length : input.tasks.count;
   const concurrency = Math.max(1, Math.min(input.concurrency, MAX_CONCURRENCY));
@@ -214,7 +231,11 @@ export async function agentBatch(input: BatchInput): Promise<BatchTerminal> {
   const childFinished = (id: string, result: Promise<Terminal>): void => {
     result.then(
       (terminal) => ended.push(summaryOf(id, terminal)),
-      (error: unknown) => ended.push(failedSummary(id, error)),
+      (error: unknown) => {
+        // A job that did not complete fails with its Terminal: it ended as any job ends.
+        const terminal = error instanceof ChildWorkflowFailure ? terminalInFailure<Terminal>(error.cause) : undefined;
+        ended.push(terminal ? summaryOf(id, terminal) : failedSummary(id, error));
+      },
     );
   };
 

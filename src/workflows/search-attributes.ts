@@ -5,8 +5,9 @@ import type { Terminal } from '../shared/terminal';
 
 /**
  * The custom search attributes of a job, as Temporal's visibility (the `ls` filters, the UI's
- * list, `temporal workflow list --query`) sees them. The outcome is `running` until the job ends,
- * then the Terminal's reason; turns and cost are set when it ends.
+ * list, `temporal workflow list --query`) sees them. The outcome is `running` until the job ends
+ * (`waiting_for_approval` while a call waits for a person), then the Terminal's reason; turns and
+ * cost are set when it ends.
  */
 export const OUTCOME_KEY = defineSearchAttributeKey('DurableAgentOutcome', 'KEYWORD');
 export const TURNS_KEY = defineSearchAttributeKey('DurableAgentTurns', 'INT');
@@ -26,8 +27,14 @@ export const JOB_SEARCH_ATTRIBUTES = [
 /** The outcome of a job that has not ended yet. */
 export const RUNNING_OUTCOME = 'running';
 
+/** The outcome of a running job while at least one of its tool calls waits for a person's approval. */
+export const WAITING_OUTCOME = 'waiting_for_approval';
+
 /** Guards the search attributes a job sets when it ends. */
 const SEARCH_ATTRIBUTES_PATCH = 'search-attributes';
+
+/** Guards the outcome a job shows while a call is parked; jobs recorded before it stayed `running`. */
+export const WAITING_OUTCOME_PATCH = 'waiting-outcome';
 
 /** What a job's start carries: the client sets these, so a namespace without them refuses the start, not the job. */
 export function startSearchAttributes(input: { workspace: string; model: string }): SearchAttributePair[] {
@@ -44,7 +51,7 @@ export function startSearchAttributes(input: { workspace: string; model: string 
  * on every attempt, and the start having been accepted with it is the proof that it is known.
  */
 export function publishOutcome(terminal: Terminal): void {
-  if (workflowInfo().typedSearchAttributes.get(OUTCOME_KEY) === undefined) return;
+  if (!startedWithOutcome()) return;
   if (!patched(SEARCH_ATTRIBUTES_PATCH)) return;
   // The cost is absent on Terminals of older versions and null when a model had no known price.
   const cost = (terminal as { totalCostUsd?: number | null }).totalCostUsd;
@@ -55,4 +62,20 @@ export function publishOutcome(terminal: Terminal): void {
   ];
   if (typeof cost === 'number' && Number.isFinite(cost)) pairs.push({ key: COST_KEY, value: cost });
   upsertSearchAttributes(pairs);
+}
+
+/**
+ * Show whether the job waits for a person: `waiting_for_approval` once a call is parked, `running`
+ * again once none is, so the UI's list and `ls --outcome waiting_for_approval` find the jobs
+ * someone has to answer. Same guard as {@link publishOutcome}.
+ */
+export function publishWaiting(waiting: boolean): void {
+  if (!startedWithOutcome()) return;
+  if (!patched(WAITING_OUTCOME_PATCH)) return;
+  upsertSearchAttributes([{ key: OUTCOME_KEY, value: waiting ? WAITING_OUTCOME : RUNNING_OUTCOME }]);
+}
+
+/** The start carried the outcome, so the namespace knows the attributes (see {@link publishOutcome}). */
+function startedWithOutcome(): boolean {
+  return workflowInfo().typedSearchAttributes.get(OUTCOME_KEY) !== undefined;
 }

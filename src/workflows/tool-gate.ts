@@ -15,6 +15,7 @@ import { formatInputValidationError, parseErrorOptions } from '../shared/tools/i
 import type { RunHooksResult } from '../shared/hooks';
 import type { HookRunner } from './hooks-phase';
 import type { FinishedCall } from './run-tools';
+import { publishWaiting } from './search-attributes';
 import type { SessionControl } from './session-control';
 
 /** What one turn's tool calls change in the State, collected as they finish. */
@@ -178,6 +179,7 @@ async function askPerson(toolUse: ToolUseBlock, reason: string, ctx: GateContext
     },
   };
   control.approvals.set(toolUse.id, entry);
+  if (control.approvals.size === 1) publishWaiting(true);
   const phaseBefore = control.phase;
   control.phase = 'waiting_for_approval';
   control.record({
@@ -210,6 +212,7 @@ async function askPerson(toolUse: ToolUseBlock, reason: string, ctx: GateContext
     return { behavior: 'deny', reason: `Denied by the user${answer.reason ? `: ${answer.reason}` : '.'}` };
   } finally {
     control.approvals.delete(toolUse.id);
+    if (control.approvals.size === 0) publishWaiting(false);
     if (control.phase === 'waiting_for_approval' && control.approvals.size === 0) control.phase = phaseBefore;
   }
 }

@@ -2,7 +2,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { ScriptedBlock } from '../../src/model-server';
-import type { Terminal } from '../../src/shared/terminal';
 import {
   ScriptedModelServer,
   sessionInput,
@@ -12,6 +11,7 @@ import {
   type WorkerProcess,
 } from '../support/harness';
 import { makeSandboxFixture, type SandboxFixture } from './support';
+import { terminalOf } from '../support/jobs';
 
 /**
  * Issue 6, requirement 2, end to end: a worker in its own process, given a recognisable API key
@@ -136,7 +136,7 @@ describe('no tool process can reach a credential the worker holds', () => {
           }),
         ],
       });
-      const terminal = (await handle.result()) as Terminal;
+      const terminal = await terminalOf(handle);
       expect(terminal.reason).toBe('completed');
 
       // While the worker runs: no process on this machine has the key in its environment.

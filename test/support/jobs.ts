@@ -248,3 +248,9 @@ export function liveProcesses(marker: string): number[] {
   }
   return pids;
 }
+
+/**
+ * A job's (or batch's) Terminal: what its workflow returned when it completed, or what its failure
+ * carries when it did not (any reason but `completed` ends the workflow failed, with its Terminal).
+ */
+export { terminalOf } from '../../src/client/job-terminal';

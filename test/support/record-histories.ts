@@ -32,6 +32,7 @@ import {
   tempDir,
   uniqueTaskQueue,
 } from './harness';
+import { terminalOf } from './jobs';
 
 interface Scenario {
   name: string;
@@ -83,6 +84,8 @@ async function approveWhenAsked(
 const scenarios: Scenario[] = [
   {
     name: 'approvals-todos-and-rules',
+    // With the search attributes: the outcome is waiting_for_approval while the Edit is parked.
+    searchAttributes: true,
     input: { permissions: { mode: 'default', deny: ['Bash(rm:*)'] } },
     session: {
       replies: [
@@ -109,6 +112,7 @@ const scenarios: Scenario[] = [
   },
   {
     name: 'approval-denied-and-timeout',
+    searchAttributes: true,
     input: { permissions: { mode: 'default', approvalTimeoutMs: 1_000 } },
     session: {
       replies: [
@@ -395,7 +399,7 @@ async function recordBatch(outDir: string, which: ReadonlySet<string>): Promise<
       args: [{ tasks: { inline: batch.tasks }, concurrency: 2, maxBudgetUsd: 3.5, historyEventLimit: 40 }],
       typedSearchAttributes: [{ key: OUTCOME_KEY, value: RUNNING_OUTCOME }],
     });
-    const terminal = (await handle.result()) as { reason: string };
+    const terminal = await terminalOf<{ reason: string }>(handle);
     const write = async (name: string, runId?: string) => {
       const history = await env.client.workflow.getHandle(handle.workflowId, runId).fetchHistory();
       fs.writeFileSync(path.join(outDir, `${name}.json`), `${historyToJSON(history)}\n`);
@@ -419,7 +423,7 @@ async function recordBatch(outDir: string, which: ReadonlySet<string>): Promise<
         ],
         typedSearchAttributes: [{ key: OUTCOME_KEY, value: RUNNING_OUTCOME }],
       });
-      console.log(`${BATCH_RERUN_SCENARIO}: ${((await rerun.result()) as { reason: string }).reason}`);
+      console.log(`${BATCH_RERUN_SCENARIO}: ${(await terminalOf<{ reason: string }>(rerun)).reason}`);
       await write(BATCH_RERUN_SCENARIO, rerun.firstExecutionRunId);
     }
   } finally {
@@ -470,12 +474,12 @@ async function record(): Promise<void> {
         ...(scenario.searchAttributes ? { typedSearchAttributes: startSearchAttributes(input) } : {}),
       });
       await scenario.drive?.(handle, server);
-      const terminal = await handle.result();
+      const terminal = await terminalOf(handle);
       // A continued-as-new job's latest run is what replays the carried-over State.
       const latest = env.client.workflow.getHandle(handle.workflowId);
       const history = await latest.fetchHistory();
       fs.writeFileSync(path.join(outDir, `${scenario.name}.json`), `${historyToJSON(history)}\n`);
-      console.log(`${scenario.name}: ${(terminal as { reason: string }).reason}, ${history.events?.length} events`);
+      console.log(`${scenario.name}: ${terminal.reason}, ${history.events?.length} events`);
       if (scenario.name === 'continue-as-new') {
         const first = await env.client.workflow.getHandle(handle.workflowId, handle.firstExecutionRunId).fetchHistory();
         fs.writeFileSync(path.join(outDir, `${scenario.name}-first-run.json`), `${historyToJSON(first)}\n`);

@@ -23,6 +23,7 @@ import { CHAOS_MODEL, type ChaosJob } from './jobs';
 import { commandLines, untilCommandRuns, waitForProcesses } from './processes';
 import { ModelRouter, type RoutedCall } from './router';
 import { sleep } from './sleep';
+import { terminalOf } from '../jobs';
 
 export interface KillPlan {
   /** Worker SIGKILLs to make while any job runs. */
@@ -257,7 +258,7 @@ async function resultOf(client: Client, workflowId: string, deadline: number): P
       timer = setTimeout(() => resolve('late'), Math.max(0, deadline - Date.now()));
     });
     try {
-      const outcome = await Promise.race([client.workflow.getHandle(workflowId).result() as Promise<Terminal>, late]);
+      const outcome = await Promise.race([terminalOf(client.workflow.getHandle(workflowId)), late]);
       if (outcome === 'late') throw new Error(`${workflowId} had no Terminal within the phase's time`);
       return outcome;
     } catch (error) {
