@@ -10,6 +10,7 @@ import {
   exportBatch,
   followBatch,
   formatBatchSummary,
+  paidAgainNote,
   formatRows,
   noWorkerAdvice,
   startBatch,
@@ -215,5 +216,7 @@ async function printBatch(
     return;
   }
   process.stdout.write(`${formatRows(rows)}\n`);
-  process.stderr.write(`\n${formatBatchSummary(id, state)}\n`);
+  // The table alone on stdout, for scripts; what a person reads about it on stderr.
+  const note = paidAgainNote(rows);
+  process.stderr.write(`${note ? `${note}\n` : ''}\n${formatBatchSummary(id, state)}\n`);
 }

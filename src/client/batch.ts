@@ -336,14 +336,17 @@ export function formatRows(rows: TaskRow[]): string {
       .map((value, column) => (column >= 2 ? value.padStart(widths[column]!) : value.padEnd(widths[column]!)))
       .join('  ')
       .trimEnd();
+  return [line(header), ...cells.map(line)].join('\n');
+}
+
+/** The footnote to the `*` {@link formatRows} marks costs with; undefined when none is marked. */
+export function paidAgainNote(rows: TaskRow[]): string | undefined {
   const paidAgain = rows.filter((row) => row.paidAgainUsd);
-  const footnote = paidAgain.length
-    ? [
-        `* includes calls a crash cut off, made again and billed twice: ` +
-          paidAgain.map((row) => `${row.task} ${formatUsd(row.paidAgainUsd ?? 0)}`).join(', '),
-      ]
-    : [];
-  return [line(header), ...cells.map(line), ...footnote].join('\n');
+  if (paidAgain.length === 0) return undefined;
+  return (
+    `* includes calls a crash cut off, made again and billed twice: ` +
+    paidAgain.map((row) => `${row.task} ${formatUsd(row.paidAgainUsd ?? 0)}`).join(', ')
+  );
 }
 
 export function formatDuration(ms: number): string {
