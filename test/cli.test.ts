@@ -123,6 +123,25 @@ describe('durable-agent CLI on the embedded default', () => {
       detail: 'changed my mind; 2 queued user message(s) were not sent',
     });
     expect(result.code).toBe(3);
+
+    // Issue 26: to an ended job, send, max-turns and abort said there was no such job.
+    const send = await cli(['send', 'cli-abort', 'One more thing'], env);
+    expect(send.code).toBe(1);
+    expect(send.stderr.trim()).toBe(
+      'durable-agent: job cli-abort has ended (aborted_streaming), so it takes no more messages: go on from ' +
+        'its conversation with `durable-agent run --resume cli-abort "<text>"`.',
+    );
+    const limit = await cli(['max-turns', 'cli-abort', '9'], env);
+    expect(limit.code).toBe(1);
+    expect(limit.stderr).toContain('job cli-abort has ended (aborted_streaming): a turn limit no longer applies');
+    // Aborting what has ended anyway is no mistake (a cleanup step may do it).
+    const again = await cli(['abort', 'cli-abort'], env);
+    expect(again).toMatchObject({
+      code: 0,
+      stdout: 'job cli-abort had already ended (aborted_streaming); nothing to abort\n',
+    });
+    // A job that never was is still one.
+    expect((await cli(['send', 'cli-never', 'hello'], env)).stderr).toContain('no job "cli-never"');
   });
 
   test('bad input gets a clear error and starts nothing', async () => {

@@ -48,6 +48,7 @@ import type { FollowListener } from './live-events';
 import { embeddedNoWorker, refuseBadBaseUrl, refuseWithoutCredentials } from './embedded';
 import { pendingActivities } from './live-follower';
 import { refuseBatchId } from './batch-id-guard';
+import { signalJob } from './signal-job';
 import {
   buildSessionInput,
   collect,
@@ -555,8 +556,13 @@ export function buildProgram(): Command {
     .option('--reason <text>', 'recorded in the Terminal')
     .action(async (id: string, flags: { reason?: string }) => {
       await withClient(false, async ({ client }) => {
-        await client.workflow.getHandle(id).signal(abortSignal, flags.reason);
-        stdoutOutput.write(`abort sent to ${id}`);
+        const ended = await signalJob(
+          client,
+          id,
+          (handle) => handle.signal(abortSignal, flags.reason),
+          (ending) => ({ say: `job ${id} had already ended (${ending}); nothing to abort` }),
+        );
+        stdoutOutput.write(ended ?? `abort sent to ${id}`);
       });
     });
 
@@ -572,7 +578,12 @@ export function buildProgram(): Command {
           id,
           'its tasks take --max-turns when the batch starts; a running job takes max-turns',
         );
-        await client.workflow.getHandle(id).signal(setMaxTurnsSignal, n);
+        await signalJob(
+          client,
+          id,
+          (handle) => handle.signal(setMaxTurnsSignal, n),
+          (ending) => ({ refuse: `job ${id} has ended (${ending}): a turn limit no longer applies to it.` }),
+        );
         stdoutOutput.write(`maxTurns of ${id} set to ${n}`);
       });
     });
@@ -587,7 +598,16 @@ export function buildProgram(): Command {
       const message = await queuedMessage(messageText(arg, flags.file));
       await withClient(false, async ({ client }) => {
         await refuseBatchId(client, id, 'send the message to one of its jobs');
-        await client.workflow.getHandle(id).signal(userMessageSignal, message);
+        await signalJob(
+          client,
+          id,
+          (handle) => handle.signal(userMessageSignal, message),
+          (ending) => ({
+            refuse:
+              `job ${id} has ended (${ending}), so it takes no more messages: go on from its conversation ` +
+              `with \`durable-agent run --resume ${id} "<text>"\`.`,
+          }),
+        );
         stdoutOutput.write(`message queued for ${id}`);
       });
     });
