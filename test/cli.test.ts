@@ -3,8 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { loadScriptedSession } from '../src/model-server';
 import { isProcessAlive } from '../src/client/free-port';
-import { ScriptedModelServer, tempDir } from './support/harness';
-import { exitedWithOutput } from './support/cli';
+import { ScriptedModelServer, tempDir, waitFor } from './support/harness';
+import { exitedWithOutput, startCli } from './support/cli';
 import { TS_NODE_ARGS } from './support/ts-run';
 
 const root = path.join(__dirname, '..');
@@ -113,6 +113,20 @@ describe('durable-agent CLI on the embedded default', () => {
     expect(long.code).toBe(0);
     const status = JSON.parse((await cli(['status', 'cli-abort', '--json'], env)).stdout);
     expect(status).toMatchObject({ status: 'RUNNING', phase: 'calling_model', maxTurns: 5, queuedUserMessages: 2 });
+
+    // Issue 26: `result` of a running job waited in silence, and Ctrl-C left a newcomer unsure
+    // whether the job was gone too.
+    const waiting = startCli(['result', 'cli-abort'], env);
+    await waitFor(
+      async () => waiting.output().includes('waiting for job cli-abort to end') || undefined,
+      20_000,
+      'result',
+    );
+    waiting.child.kill('SIGINT');
+    const stopped = await waiting.done;
+    expect(stopped.code).toBe(130);
+    expect(stopped.stderr).toContain('stopped waiting; job cli-abort keeps running (durable-agent result cli-abort');
+    expect(JSON.parse((await cli(['status', 'cli-abort', '--json'], env)).stdout)).toMatchObject({ status: 'RUNNING' });
 
     expect((await cli(['abort', 'cli-abort', '--reason', 'changed my mind'], env)).code).toBe(0);
     const result = await cli(['result', 'cli-abort', '--json'], env);

@@ -642,7 +642,21 @@ export function buildProgram(): Command {
     .action(async (id: string, flags: { json?: boolean; outputFormat?: OutputFormat }) => {
       await withClient(true, async ({ client }) => {
         await refuseBatchId(client, id, 'see its results with `durable-agent batch status <id>`');
-        printResult(id, await jobResult(client.workflow.getHandle(id)), chosenFormat(flags));
+        const handle = client.workflow.getHandle(id);
+        // A running job may take hours: say that this waits, and what Ctrl-C does (and does not).
+        if ((await handle.describe()).status.name === 'RUNNING') {
+          process.stderr.write(`waiting for job ${id} to end; Ctrl-C stops waiting, not the job\n`);
+        }
+        const onInterrupt = () => {
+          process.stderr.write(`stopped waiting; job ${id} keeps running (durable-agent result ${id} to wait again)\n`);
+          process.exit(130);
+        };
+        process.once('SIGINT', onInterrupt);
+        try {
+          printResult(id, await jobResult(handle), chosenFormat(flags));
+        } finally {
+          process.off('SIGINT', onInterrupt);
+        }
       });
     });
 
