@@ -4,7 +4,7 @@ import path from 'node:path';
 import { loadScriptedSession } from '../src/model-server';
 import { isProcessAlive } from '../src/client/free-port';
 import { ScriptedModelServer, tempDir, waitFor } from './support/harness';
-import { exitedWithOutput, startCli } from './support/cli';
+import { exitedWithOutput, runCli, startCli } from './support/cli';
 import { TS_NODE_ARGS } from './support/ts-run';
 
 const root = path.join(__dirname, '..');
@@ -162,6 +162,10 @@ describe('durable-agent CLI on the embedded default', () => {
     const empty = await cli(['run', '  ', '--cwd', workspace], env);
     expect(empty.code).toBe(1);
     expect(empty.stderr).toContain('The prompt is empty');
+    // A tired person's `run --cwd .` with no prompt at all: it is missing, not empty.
+    const none = await runCli(['run', '--cwd', workspace], env);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain('No prompt was given: say what the agent should do');
     const missing = await cli(['run', 'hello', '--cwd', path.join(workspace, 'nope')], env);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('is not a directory');

@@ -209,7 +209,7 @@ describe('worker shutdown drains running tools', () => {
       expect(await exited).toEqual({ code: 0, signal: null });
       expect(waits).toHaveLength(1);
       expect(waits[0]).toContain(
-        `waiting for the background worker (pid ${child.pid}) to let its running tools finish (at most 1m`,
+        `waiting for the background worker (pid ${child.pid}) to let the model calls and tools it runs finish (at most 1m`,
       );
       expect(fs.existsSync(path.join(home, 'embedded-worker.json'))).toBe(false);
     } finally {

@@ -492,7 +492,7 @@ export async function stopEmbedded(
           graceMs + SHUTDOWN_FORCE_MARGIN_MS,
           () =>
             onWait(
-              `· waiting for the background worker (pid ${record.pid}) to let its running tools finish ` +
+              `· waiting for the background worker (pid ${record.pid}) to let the model calls and tools it runs finish ` +
                 `(at most ${formatGrace(graceMs)}; its log: ${path.join(home, 'logs', 'worker.log')})`,
             ),
           { group: true },

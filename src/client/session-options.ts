@@ -120,7 +120,8 @@ export function buildSessionInput(
 ): SessionInput {
   if (!prompt.trim())
     throw new InvalidArgumentError(
-      'The prompt is empty: say what the agent should do, e.g. durable-agent run "Check the login module".',
+      `${prompt === '' ? 'No prompt was given' : 'The prompt is empty'}: say what the agent should do, ` +
+        'e.g. durable-agent run "Check the login module" (or pipe it in on stdin).',
     );
   const given = flags.cwd ?? process.cwd();
   const workspace = path.resolve(given);
