@@ -65,6 +65,8 @@ describe('durable-agent CLI on the embedded default', () => {
     expect(first.stderr).toContain('→ Grep {"pattern":"login|auth"');
     expect(first.stderr).toContain('← Read:');
     expect(first.stderr).toContain('Terminal: completed after 3 turns');
+    // Once: the job's own "terminal" notice is not printed before the Terminal line.
+    expect(first.stderr).not.toContain('· terminal:');
     expect(first.stdout).not.toContain('Terminal:');
     expect(first.stdout).not.toContain('→ Grep');
     expect(first.stdout.trim().length).toBeGreaterThan(0);

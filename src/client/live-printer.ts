@@ -92,6 +92,8 @@ export class LivePrinter implements FollowListener {
         this.line(`${event.isError ? red('✗') : dim('←')} ${event.name}: ${dim(clip(event.preview, 200))}`);
         break;
       case 'notice':
+        // The job's end: the Terminal line printed after the events says it, with turns and cost.
+        if (event.text.startsWith('terminal: ')) break;
         this.line(dim(`· ${event.text}`));
         break;
       case 'retry':
