@@ -113,6 +113,8 @@ describe('chaos: workers SIGKILLed at random moments, the dev server once', () =
         // commands sleep 1 to 4 s): with 1 s and two aimed kills, a run once cut none.
         bashKillEvery: 3,
         bashJitterMs: 300,
+        // And two at a model call in flight: on a loaded machine ten random kills once cut none.
+        modelKillEvery: 4,
         random: seededRandom(SEED),
       },
     });

@@ -1,14 +1,17 @@
 import { WorkflowNotFoundError } from '@temporalio/common';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { InvalidArgumentError } from 'commander';
-import { OUTCOME_KEY, RUNNING_OUTCOME } from '../workflows/search-attributes';
+import { OUTCOME_KEY, RUNNING_OUTCOME, WAITING_OUTCOME } from '../workflows/search-attributes';
 
 /** How a job that has ended ended, for a message: its outcome, else Temporal's status. */
 async function endingOf(handle: WorkflowHandle): Promise<string | undefined> {
   const description = await handle.describe().catch(() => undefined);
   if (!description || description.status.name === 'RUNNING') return undefined;
   const outcome = description.typedSearchAttributes.get(OUTCOME_KEY);
-  return outcome && outcome !== RUNNING_OUTCOME ? outcome : description.status.name.toLowerCase();
+  // A job ended from outside keeps the outcome it had while it ran: Temporal's status says more.
+  return outcome && outcome !== RUNNING_OUTCOME && outcome !== WAITING_OUTCOME
+    ? outcome
+    : description.status.name.toLowerCase();
 }
 
 /**

@@ -3,7 +3,14 @@ import { optionalTsToMs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import { terminalOf } from './job-terminal';
 import type { Terminal } from '../shared/terminal';
-import { MODEL_KEY, OUTCOME_KEY, TURNS_KEY, COST_KEY, RUNNING_OUTCOME } from '../workflows/search-attributes';
+import {
+  MODEL_KEY,
+  OUTCOME_KEY,
+  TURNS_KEY,
+  COST_KEY,
+  RUNNING_OUTCOME,
+  WAITING_OUTCOME,
+} from '../workflows/search-attributes';
 import { formatTerminal } from './render';
 import type { PendingActivity } from './live-follower';
 
@@ -60,7 +67,8 @@ export async function answerUnlessNoWorker<T>(
   answered.catch(() => undefined);
   let grace: NodeJS.Timeout | undefined;
   const nobody = polled.then(async (none) => {
-    if (!none) return new Promise<never>(() => undefined);
+    // Too late to matter (the query answered first): no timer left to hold the process open.
+    if (!none || cancel.signal.aborted) return new Promise<never>(() => undefined);
     await new Promise((resolve) => (grace = setTimeout(resolve, NO_POLL_GRACE_MS)));
     return { noWorker: true as const };
   });
@@ -132,7 +140,9 @@ export function formatKnownWithoutWorker(id: string, known: KnownWithoutWorker):
     `started ${known.startTime}`,
   ].filter((fact) => fact !== undefined);
   lines.push(`  ${facts.join(' · ')}`);
-  if (!known.terminal && known.outcome !== undefined && known.outcome !== RUNNING_OUTCOME) {
+  // A job ended from outside keeps the outcome it had while it ran (`waiting_for_approval`): not an ending.
+  const stale = known.status !== 'RUNNING' && known.outcome === WAITING_OUTCOME;
+  if (!known.terminal && known.outcome !== undefined && known.outcome !== RUNNING_OUTCOME && !stale) {
     lines.push(`  outcome: ${known.outcome}`);
   }
   for (const call of known.pending) {

@@ -102,6 +102,9 @@ export async function agentBatch(input: BatchInput): Promise<BatchTerminal> {
  */
 export const BATCH_FAILED_STATUS_PATCH = 'batch-failed-status';
 
+/** Guards reading a failed child's Terminal from its failure (see `childFinished`). */
+const CHILD_TERMINAL_IN_FAILURE_PATCH = 'batch-child-terminal-in-failure';
+
 async function runBatch(input: BatchInput): Promise<BatchTerminal> {
   const batchId = workflowInfo().workflowId;
   const total = 'inline' in input.tasks ? input.tasks.inline.length : input.tasks.count;
@@ -232,9 +235,13 @@ async function runBatch(input: BatchInput): Promise<BatchTerminal> {
     result.then(
       (terminal) => ended.push(summaryOf(id, terminal)),
       (error: unknown) => {
-        // A job that did not complete fails with its Terminal: it ended as any job ends.
+        // A job that did not complete fails with its Terminal: it ended as any job ends. Guarded: a
+        // batch that met such a child before it could read one (a rolling upgrade) counted it as
+        // failed, and must replay so.
         const terminal = error instanceof ChildWorkflowFailure ? terminalInFailure<Terminal>(error.cause) : undefined;
-        ended.push(terminal ? summaryOf(id, terminal) : failedSummary(id, error));
+        ended.push(
+          terminal && patched(CHILD_TERMINAL_IN_FAILURE_PATCH) ? summaryOf(id, terminal) : failedSummary(id, error),
+        );
       },
     );
   };

@@ -42,6 +42,13 @@ export interface KillPlan {
    */
   bashKillEvery?: number;
   bashJitterMs?: number;
+  /**
+   * Likewise for model calls: every this many worker kills (a Bash aim first), wait (up to 15 s)
+   * for a model call to be in flight and kill 0 to `modelJitterMs` (default 300) into it. On a
+   * loaded machine workers start slowly, and ten random kills once all landed between calls.
+   */
+  modelKillEvery?: number;
+  modelJitterMs?: number;
   random: () => number;
 }
 
@@ -160,6 +167,8 @@ export async function runPhase(options: PhaseOptions): Promise<PhaseResult> {
       let serverKilled = false;
       while (workerKills < chaos.workerKills && running().length > 0 && Date.now() < deadline) {
         const aimAtBash = chaos.bashKillEvery !== undefined && (workerKills + 1) % chaos.bashKillEvery === 0;
+        const aimAtModel =
+          !aimAtBash && chaos.modelKillEvery !== undefined && (workerKills + 1) % chaos.modelKillEvery === 0;
         // Drawn either way, so a seed gives the same delays whatever the jobs do.
         const jitter = chaos.random();
         const wait = new AbortController();
@@ -167,7 +176,11 @@ export async function runPhase(options: PhaseOptions): Promise<PhaseResult> {
           ? untilCommandRuns(options.tag, 15_000, wait.signal).then(() =>
               sleep(jitter * (chaos.bashJitterMs ?? 1_000), wait.signal),
             )
-          : sleep(chaos.minDelayMs + jitter * (chaos.maxDelayMs - chaos.minDelayMs), wait.signal);
+          : aimAtModel
+            ? untilModelCall(router, 15_000, wait.signal).then(() =>
+                sleep(jitter * (chaos.modelJitterMs ?? 300), wait.signal),
+              )
+            : sleep(chaos.minDelayMs + jitter * (chaos.maxDelayMs - chaos.minDelayMs), wait.signal);
         const settledEarly = await Promise.race([delay.then(() => false), allSettled.then(() => true)]);
         wait.abort();
         if (settledEarly) break;
@@ -287,4 +300,10 @@ function workspaceFiles(root: string): Record<string, string> {
   };
   walk(root);
   return files;
+}
+
+/** Resolves once a model call is in flight through `router`, or after `timeoutMs` (or on abort). */
+async function untilModelCall(router: ModelRouter, timeoutMs: number, signal: AbortSignal): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (router.open().length === 0 && Date.now() < deadline && !signal.aborted) await sleep(20, signal);
 }
