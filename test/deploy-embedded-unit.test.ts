@@ -93,6 +93,7 @@ describe('deploy/systemd/durable-agent-embedded.service', () => {
       // The compiled sources and workflow bundle of this run, and its temp folder.
       TMPDIR: process.env.TMPDIR,
       DURABLE_AGENT_TS_CACHE: process.env.DURABLE_AGENT_TS_CACHE,
+      DURABLE_AGENT_TS_REGISTER: process.env.DURABLE_AGENT_TS_REGISTER,
       DURABLE_AGENT_WORKFLOW_BUNDLE: process.env.DURABLE_AGENT_WORKFLOW_BUNDLE,
     };
     const shell = { ...unitEnv, PATH: `${bin}:${process.env.PATH ?? SYSTEMD_PATH}` };

@@ -255,6 +255,7 @@ describe('deploy/systemd/durable-agent-worker.service', () => {
         // The run's temp folder (PrivateTmp), compiled sources and workflow bundle.
         TMPDIR: process.env.TMPDIR,
         DURABLE_AGENT_TS_CACHE: process.env.DURABLE_AGENT_TS_CACHE,
+        DURABLE_AGENT_TS_REGISTER: process.env.DURABLE_AGENT_TS_REGISTER,
         DURABLE_AGENT_WORKFLOW_BUNDLE: process.env.DURABLE_AGENT_WORKFLOW_BUNDLE,
       };
       // ExecStart: /bin/sh -c '<command>'. %d is the credentials directory; the checkout's source

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import net from 'node:net';
 
 /** A TCP port that was free a moment ago on 127.0.0.1. */
@@ -30,10 +31,27 @@ export function isListening(port: number, host = '127.0.0.1'): Promise<boolean> 
 export function isProcessAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
+  return !isZombie(pid);
+}
+
+/**
+ * A process that has ended but that no parent has reaped still answers signal 0. The embedded
+ * server and worker outlive the command that started them, so their parent becomes PID 1, and in
+ * a container whose PID 1 reaps no children (a `docker run` without `--init`, some sandboxes)
+ * a killed worker stays a zombie forever: counted alive, it would never be started again.
+ */
+function isZombie(pid: number): boolean {
+  let stat: string;
+  try {
+    stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return false; // no /proc (macOS): signal 0 is all there is
+  }
+  // "<pid> (<comm>) <state> ...": comm may hold spaces and parentheses, the state follows the last ')'.
+  return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z';
 }
 
 /**
