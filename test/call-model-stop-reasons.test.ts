@@ -161,6 +161,26 @@ describe('callModel: a reply cut by max_tokens', () => {
     expect(result.transcript.messageCount).toBe(2);
   });
 
+  test('a tool_use whose input streamed whole before the limit is kept, and runs as Claude Code runs it', async () => {
+    await start([
+      {
+        content: [
+          { type: 'text', text: 'Reading it.' },
+          { type: 'tool_use', id: 'toolu_whole', name: 'Read', input: { file_path: 'a.txt' } },
+        ],
+        stop_reason: 'max_tokens',
+      },
+    ]);
+    const result = await call(emptyTranscript(), [userText('Read a.txt')]);
+    expect(result.stopReason).toBe('max_tokens');
+    expect(result.truncatedToolUse).toBeUndefined();
+    expect(result.message.content).toEqual([
+      { type: 'text', text: 'Reading it.' },
+      { type: 'tool_use', id: 'toolu_whole', name: 'Read', input: { file_path: 'a.txt' } },
+    ]);
+    expect(result.transcript.messageCount).toBe(2);
+  });
+
   test('a text reply cut by max_tokens is kept as it is: the loop continues it', async () => {
     await start([{ content: [{ type: 'text', text: 'The first half of' }], stop_reason: 'max_tokens' }]);
     const result = await call(emptyTranscript(), [userText('Explain')]);

@@ -19,6 +19,7 @@ import { INPUT_FIELD_PREVIEW_CHARS, largeInputFields } from '../shared/tool-inpu
 import type { InputFieldRef, StoredInputField } from '../shared/tool-input-refs';
 import { clearableChars, clearOldToolResults, microcompactBoundary, requestChars } from './context-window';
 import { streamModelReply, toUsage } from './model-stream';
+import { thinkingRequest } from '../shared/thinking';
 import { paidAgainBefore } from '../shared/stream-progress';
 import { setAsideForTurnBudget } from './tools/large-result';
 import type { ContentStore } from './store/content-store';
@@ -76,25 +77,30 @@ export async function callModel(deps: CallModelDeps, input: CallModelInput): Pro
   const params: Anthropic.MessageCreateParamsNonStreaming = {
     model: input.model,
     max_tokens: input.maxTokens,
+    ...thinkingRequest(input.model, input.thinking, input.effort, input.maxTokens),
     system,
     tools,
     messages: withCacheBreakpoint(messages),
   };
 
   const startedAt = Date.now();
+  const toolInputJson = new Map<number, string>();
   const final = await streamModelReply(deps.anthropic(), params, {
     streamIdleMs: deps.streamIdleMs,
     fallbackAvailable: input.fallbackAvailable,
+    toolInputJson,
   });
   const apiMs = Date.now() - startedAt;
-  const { message, truncatedToolUse } = keptReply(final);
+  const { message, truncatedToolUse } = keptReply(final, toolInputJson);
   const emptyReply = message.content.length === 0;
   const refused = final.stop_reason === 'refusal';
   const transcript =
     emptyReply || refused ? transcriptBeforeReply : await deps.transcripts.append(transcriptBeforeReply, [message]);
   const usage = toUsage(final.usage);
   return {
-    message: await withLargeInputsByRef(deps.store, message),
+    // The workflow acts on text and tool calls; thinking (long, with its signature) stays in the
+    // transcript, out of the job's history.
+    message: await withLargeInputsByRef(deps.store, withoutThinking(message)),
     usage,
     ...callAccounting(prices, usage, apiMs),
     stopReason: final.stop_reason,
@@ -248,12 +254,16 @@ export function withCacheBreakpoint(messages: Message[]): Anthropic.MessageParam
 }
 
 /**
- * The reply as it may be kept and acted on. Under a stop reason that cuts, the last block is
- * unfinished: a tool_use's input is partial by definition (a MultiEdit cut after its first edit,
- * a Bash call without its timeout), and a thinking block has no signature yet; both go. A refused
- * reply keeps no tool call at all: nothing the model asked for before the refusal may run.
+ * The reply as it may be kept and acted on. Under a stop reason that cuts, the last block may be
+ * unfinished: a tool_use whose input JSON did not close (a MultiEdit cut after its first edit, a
+ * Bash call without its timeout), or a thinking block with no signature yet; both go. A tool_use
+ * whose input streamed whole before the limit struck is kept and runs, as Claude Code runs it. A
+ * refused reply keeps no tool call at all: nothing the model asked for before the refusal may run.
  */
-function keptReply(final: Anthropic.Message): {
+export function keptReply(
+  final: Anthropic.Message,
+  toolInputJson: ReadonlyMap<number, string> = new Map(),
+): {
   message: AssistantMessage;
   truncatedToolUse?: { id: string; name: string };
 } {
@@ -261,7 +271,10 @@ function keptReply(final: Anthropic.Message): {
   let truncatedToolUse: { id: string; name: string } | undefined;
   const last = blocks.at(-1);
   if (final.stop_reason !== null && CUTTING_STOP_REASONS.has(final.stop_reason) && last) {
-    if (last.type === 'tool_use') {
+    if (
+      last.type === 'tool_use' &&
+      !(final.stop_reason === 'max_tokens' && wholeInput(toolInputJson.get(blocks.length - 1)))
+    ) {
       truncatedToolUse = { id: last.id, name: last.name };
       blocks = blocks.slice(0, -1);
     } else if (last.type === 'thinking' && !last.signature) {
@@ -271,6 +284,22 @@ function keptReply(final: Anthropic.Message): {
   if (final.stop_reason === 'refusal') blocks = blocks.filter((block) => block.type !== 'tool_use');
   const message: AssistantMessage = { role: 'assistant', content: blocks.flatMap(toAssistantBlock) };
   return truncatedToolUse ? { message, truncatedToolUse } : { message };
+}
+
+function withoutThinking(message: AssistantMessage): AssistantMessage {
+  const content = message.content.filter((block) => block.type !== 'thinking' && block.type !== 'redacted_thinking');
+  return content.length === message.content.length ? message : { ...message, content };
+}
+
+/** Input JSON that streamed to its end: an object that parses. */
+function wholeInput(json: string | undefined): boolean {
+  if (!json) return false;
+  try {
+    const value: unknown = JSON.parse(json);
+    return typeof value === 'object' && value !== null && !Array.isArray(value);
+  } catch {
+    return false;
+  }
 }
 
 function toAssistantBlock(block: Anthropic.ContentBlock): AssistantContentBlock[] {

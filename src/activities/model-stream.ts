@@ -25,7 +25,15 @@ const DEFAULT_STREAM_IDLE_MS = 120_000;
 export async function streamModelReply(
   client: Anthropic,
   params: Anthropic.MessageCreateParamsNonStreaming,
-  options: { streamIdleMs?: number; fallbackAvailable: boolean },
+  options: {
+    streamIdleMs?: number;
+    fallbackAvailable: boolean;
+    /**
+     * Filled with the input JSON text each tool_use block streamed, by block index: a block the
+     * output limit cut has text that does not parse, one that ended whole has text that does.
+     */
+    toolInputJson?: Map<number, string>;
+  },
 ): Promise<Anthropic.Message> {
   const ctx = Context.current();
   const idleMs = options.streamIdleMs ?? DEFAULT_STREAM_IDLE_MS;
@@ -33,6 +41,9 @@ export async function streamModelReply(
   // What this attempt is billed for, from message_start on; output estimated from what streamed.
   let billed: Usage | undefined;
   let streamedChars = 0;
+  // Characters of thought, and whether the block streaming now is a thinking block.
+  let thoughtChars = 0;
+  let thinkingNow = false;
   // Carried in every heartbeat, so the attempt after this one knows what all before it lost.
   const paidBefore = paidAgainBefore(ctx.info.heartbeatDetails);
   let lastBeat = 0;
@@ -45,6 +56,7 @@ export async function streamModelReply(
       chars: text.length,
       tail: text.slice(-STREAM_TAIL_CHARS),
       attempt: ctx.info.attempt,
+      ...(thinkingNow ? { thinking: thoughtChars } : {}),
       ...(billed
         ? { billed: { ...billed, output_tokens: Math.max(billed.output_tokens, Math.ceil(streamedChars / 4)) } }
         : {}),
@@ -85,8 +97,21 @@ export async function streamModelReply(
     stream.on('streamEvent', (event) => {
       armIdleTimer();
       if (event.type === 'message_start') billed = toUsage(event.message.usage);
+      if (event.type === 'content_block_start') {
+        thinkingNow = event.content_block.type === 'thinking' || event.content_block.type === 'redacted_thinking';
+      }
+      if (event.type === 'content_block_delta' && event.delta.type === 'thinking_delta') {
+        thoughtChars += event.delta.thinking.length;
+      }
+      if (event.type === 'content_block_stop') thinkingNow = false;
+      if (event.type === 'content_block_start' && event.content_block.type === 'tool_use') {
+        options.toolInputJson?.set(event.index, '');
+      }
       if (event.type === 'content_block_delta') {
         if (event.delta.type === 'text_delta') text += event.delta.text;
+        if (event.delta.type === 'input_json_delta' && options.toolInputJson?.has(event.index)) {
+          options.toolInputJson.set(event.index, options.toolInputJson.get(event.index) + event.delta.partial_json);
+        }
         streamedChars += deltaChars(event.delta);
       }
       beat();

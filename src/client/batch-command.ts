@@ -22,7 +22,7 @@ import { ensureEmbeddedServer, ensureEmbeddedWorker, refuseBadBaseUrl, refuseWit
 import type { Connected } from './connect';
 import { chosenFormat, parseOutputFormat } from './output-format';
 import type { OutputFormat } from './output-format';
-import { collect, parseBudgetUsd, parsePositiveInt } from './session-options';
+import { collect, parseBudgetUsd, parsePositiveInt, withThinkingOptions } from './session-options';
 import type { RunFlags } from './session-options';
 
 /** `batch`'s own flags; the rest are the tasks' defaults, as `run` takes them. */
@@ -56,7 +56,7 @@ export function addBatchCommands(program: Command): void {
     .command('batch')
     .description('run the tasks of a JSONL file as one batch of jobs; batch status|abort|export <id>');
 
-  batch
+  const batchRun = batch
     .command('run', { isDefault: true })
     .description('start the batch (or follow it if it runs; a rerun of an ended one skips finished tasks)')
     .argument('<tasks-file>', 'JSONL, one task per line: {"id","prompt","workspace"} or {"id","prompt","repo","ref"}')
@@ -65,7 +65,8 @@ export function addBatchCommands(program: Command): void {
     .option('--task-max-budget-usd <usd>', 'budget of each task unless its line gives one', parseBudgetUsd)
     .option('--batch-id <id>', "the batch's id; its jobs are <id>/<task> (default: the file's name)")
     .option('--model <model>', 'model of tasks that name none')
-    .option('--max-turns <n>', 'turn limit of tasks that give none', (v) => parsePositiveInt(v, '--max-turns'))
+    .option('--max-turns <n>', 'turn limit of tasks that give none', (v) => parsePositiveInt(v, '--max-turns'));
+  withThinkingOptions(batchRun)
     .option('--tools <names>', 'comma-separated tools to offer (default: all)')
     .option(
       '--permission-mode <mode>',

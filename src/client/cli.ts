@@ -1,5 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { asStreamProgress } from '../shared/stream-progress';
+import { thinkingNotice } from '../shared/thinking';
 import { Command, InvalidArgumentError } from 'commander';
 import { WorkflowFailedError } from '@temporalio/client';
 import type { WorkflowHandle } from '@temporalio/client';
@@ -51,6 +53,7 @@ import { refuseBatchId } from './batch-id-guard';
 import { signalJob } from './signal-job';
 import {
   buildSessionInput,
+  withThinkingOptions,
   collect,
   parseBudgetUsd,
   headlessReason,
@@ -248,7 +251,7 @@ export function buildProgram(): Command {
     .version(packageVersion(), '-v, --version', 'print the version')
     .showHelpAfterError('(add --help to see the options)');
 
-  program
+  const runCommand = program
     .command('run')
     .description('start a job (or attach to the running job with the same --job-id) and follow it')
     .argument('[prompt]', 'what the agent should do; read from stdin when left out or "-"')
@@ -261,7 +264,10 @@ export function buildProgram(): Command {
     )
     .option('--max-turns <n>', 'stop before turn n+1', (v) => parsePositiveInt(v, '--max-turns'))
     .option('--max-budget-usd <usd>', 'start no model call once the job has cost this much (USD)', parseBudgetUsd)
-    .option('--max-tokens <n>', 'output tokens per model call', (v) => parsePositiveInt(v, '--max-tokens'))
+    .option('--max-tokens <n>', "output tokens per model call (default: Claude Code's for the model)", (v) =>
+      parsePositiveInt(v, '--max-tokens'),
+    );
+  withThinkingOptions(runCommand)
     .option('--append-system-prompt <text>', 'text added to the system prompt')
     .option('--tools <names>', 'comma-separated tools to offer (default: all)')
     .option(
@@ -322,6 +328,8 @@ export function buildProgram(): Command {
       refuseBadBaseUrl(process.env);
       const warning = parkWarning(input, headless);
       if (warning) process.stderr.write(`${warning}\n`);
+      const thinkingNote = input.thinking && thinkingNotice(input.model, input.thinking, input.effort);
+      if (thinkingNote) process.stderr.write(`· ${thinkingNote}\n`);
       const jobId = flags.jobId ?? newJobId();
       await withClient(true, async ({ client, description, embedded }) => {
         const outcome = await startOrAttach(client, jobId, input, flags.taskQueue);
@@ -485,6 +493,11 @@ export function buildProgram(): Command {
             maximumAttempts: activity.maximumAttempts,
             lastFailure: activity.lastFailure as string,
           }));
+        // The model call streaming now, when it is in a thinking block: how much it has thought.
+        const thinkingChars = pendingActivities(description)
+          .filter((activity) => activity.activityType === 'callModel')
+          .map((activity) => asStreamProgress(activity.details))
+          .find((progress) => progress?.thinking !== undefined)?.thinking;
         if (flags.json) {
           const workspaceHost = host ? { workspaceHost: host } : {};
           stdoutOutput.write(
@@ -494,6 +507,7 @@ export function buildProgram(): Command {
                 ...snapshot,
                 ...workspaceHost,
                 ...(retrying.length ? { retrying } : {}),
+                ...(thinkingChars !== undefined ? { modelThinkingChars: thinkingChars } : {}),
               },
               null,
               2,
@@ -511,8 +525,12 @@ export function buildProgram(): Command {
                 `\n  retrying ${call.activity} (attempt ${call.attempt}${call.maximumAttempts ? ` of at most ${call.maximumAttempts}` : ''}): ${call.lastFailure}`,
             )
             .join('');
+          const thinkingLine =
+            thinkingChars !== undefined
+              ? `\n  the model is thinking (${thinkingChars} characters of thought so far)`
+              : '';
           stdoutOutput.write(
-            `${formatSnapshot(id, snapshot)}${hostLines}${retryLines}\n  workflow status: ${description.status.name}`,
+            `${formatSnapshot(id, snapshot)}${thinkingLine}${hostLines}${retryLines}\n  workflow status: ${description.status.name}`,
           );
         }
       });

@@ -103,6 +103,8 @@ export interface LiveStatus {
   runningTools: string[];
   /** Attempt of the running model call, when it is a retry. */
   modelAttempt?: number;
+  /** Set while the model thinks: characters of thought so far in this call. */
+  modelThinking?: number;
 }
 
 /** Receives what `follow()` sees. Only `onEvent` is required. */

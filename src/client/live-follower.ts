@@ -102,6 +102,8 @@ export class LiveFollower {
   private phase = 'starting';
   private runningTools: string[] = [];
   private modelAttempt = 1;
+  /** Characters of thought of the model call's current thinking block; undefined when it is not thinking. */
+  private modelThinking: number | undefined;
   private stream: StreamState | undefined;
   /** Per activity, the last failed attempt a retry event told of. */
   private readonly announcedRetries = new Map<string, number>();
@@ -149,10 +151,13 @@ export class LiveFollower {
   /** Retries, and the text the running model call streamed since the last look. */
   onActivities(runId: string, activities: PendingActivity[]): void {
     this.modelAttempt = 1;
+    this.modelThinking = undefined;
     for (const activity of activities) {
       this.announceRetry(runId, activity);
       if (activity.activityType === 'callModel') {
         this.modelAttempt = activity.attempt;
+        const progress = asStreamProgress(activity.details);
+        if (progress?.attempt === activity.attempt) this.modelThinking = progress.thinking;
         this.streamed(`${runId}/${activity.activityId}`, activity);
       }
     }
@@ -165,6 +170,7 @@ export class LiveFollower {
       turn: this.turn,
       runningTools: this.runningTools,
       ...(this.modelAttempt > 1 ? { modelAttempt: this.modelAttempt } : {}),
+      ...(this.modelThinking !== undefined ? { modelThinking: this.modelThinking } : {}),
     });
   }
 

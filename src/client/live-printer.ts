@@ -205,7 +205,7 @@ function spinnerLabel(status: LiveStatus): string | undefined {
     case 'starting':
       return 'starting';
     case 'calling_model':
-      return `waiting for the model${status.modelAttempt ? ` (attempt ${status.modelAttempt})` : ''}`;
+      return `${status.modelThinking !== undefined ? 'the model is thinking' : 'waiting for the model'}${status.modelAttempt ? ` (attempt ${status.modelAttempt})` : ''}`;
     case 'running_tools':
       return status.runningTools.length ? `running ${[...new Set(status.runningTools)].join(', ')}` : 'running tools';
     case 'running_hooks':

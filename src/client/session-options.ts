@@ -1,12 +1,21 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { InvalidArgumentError } from 'commander';
+import type { Command } from 'commander';
 import { isPermissionMode, PERMISSION_MODES, validateRules } from '../shared/permissions';
 import type { SessionInput, SessionPermissions } from '../shared/session';
 import { getToolDefinition } from '../shared/tools';
 import { SETTING_SOURCES } from '../shared/settings-trust';
 import type { SettingSource } from '../shared/settings-trust';
 import { DEFAULT_MODEL } from './config';
+import {
+  EFFORTS,
+  MIN_THINKING_BUDGET_TOKENS,
+  modelFeaturesFor,
+  THINKING_DISPLAYS,
+  THINKING_MODES,
+} from '../shared/thinking';
+import type { Effort, ThinkingDisplay, ThinkingMode, ThinkingSetting } from '../shared/thinking';
 
 /** `run`'s flags, as commander hands them over. */
 export interface RunFlags {
@@ -15,6 +24,14 @@ export interface RunFlags {
   fallbackModel?: string;
   maxTurns?: number;
   maxTokens?: number;
+  /** `--thinking adaptive|enabled|disabled` (Claude Code's spelling). */
+  thinking?: string;
+  /** `--max-thinking-tokens`: manual thinking with this budget (0 turns thinking off). */
+  maxThinkingTokens?: number;
+  /** `--thinking-display summarized|omitted`. */
+  thinkingDisplay?: string;
+  /** `--effort low|medium|high|xhigh|max`. */
+  effort?: string;
   appendSystemPrompt?: string;
   tools?: string;
   permissionMode?: string;
@@ -143,14 +160,19 @@ export function buildSessionInput(
   if (unknown?.length) throw new InvalidArgumentError(`Unknown tool(s) in --tools: ${unknown.join(', ')}.`);
   const settingSources = parseSettingSources(flags.settingSources);
   const permissions = buildPermissions(flags, isCiEnvironment(env), headless);
+  const model = chosenModel(flags.model, env);
+  const effort = effortOf(flags.effort);
   return {
     prompt,
     workspace: stat ? fs.realpathSync(workspace) : workspace,
-    model: chosenModel(flags.model, env),
-    ...fallbackModels(flags.fallbackModel, chosenModel(flags.model, env)),
+    model,
+    ...fallbackModels(flags.fallbackModel, model),
     ...(flags.maxTurns !== undefined ? { maxTurns: flags.maxTurns } : {}),
     ...(flags.maxBudgetUsd !== undefined ? { maxBudgetUsd: flags.maxBudgetUsd } : {}),
-    ...(flags.maxTokens !== undefined ? { maxTokens: flags.maxTokens } : {}),
+    // Without --max-tokens, what Claude Code asks this model for (128,000 on the 5.x family).
+    maxTokens: flags.maxTokens ?? modelFeaturesFor(model).defaultMaxTokens,
+    thinking: thinkingSettingOf(flags),
+    ...(effort ? { effort } : {}),
     ...(flags.appendSystemPrompt ? { appendSystemPrompt: flags.appendSystemPrompt } : {}),
     ...(tools ? { tools } : {}),
     ...(permissions ? { permissions } : {}),
@@ -158,6 +180,78 @@ export function buildSessionInput(
     ...(flags.sandbox === false ? { noSandbox: true } : {}),
     ...stopHooks(flags.stopHook, flags.stopHookTimeout),
   };
+}
+
+/**
+ * `--thinking`, `--max-thinking-tokens` and `--thinking-display` as one setting. Thinking is on
+ * unless turned off: adaptive where the model decides for itself, else a budget.
+ */
+export function thinkingSettingOf(
+  flags: Pick<RunFlags, 'thinking' | 'maxThinkingTokens' | 'thinkingDisplay'>,
+): ThinkingSetting {
+  const { thinking, maxThinkingTokens: budget, thinkingDisplay } = flags;
+  if (thinking !== undefined && !(THINKING_MODES as readonly string[]).includes(thinking)) {
+    throw new InvalidArgumentError(
+      `--thinking must be one of ${THINKING_MODES.join(', ')} (got "${thinking}"); e.g. --thinking disabled.`,
+    );
+  }
+  if (thinkingDisplay !== undefined && !(THINKING_DISPLAYS as readonly string[]).includes(thinkingDisplay)) {
+    throw new InvalidArgumentError(
+      `--thinking-display must be one of ${THINKING_DISPLAYS.join(', ')} (got "${thinkingDisplay}").`,
+    );
+  }
+  if (budget !== undefined && budget !== 0 && budget < MIN_THINKING_BUDGET_TOKENS) {
+    throw new InvalidArgumentError(
+      `--max-thinking-tokens must be 0 (no thinking) or at least ${MIN_THINKING_BUDGET_TOKENS}, the smallest budget the API takes (got ${budget}).`,
+    );
+  }
+  if (budget !== undefined && budget > 0 && thinking === 'disabled') {
+    throw new InvalidArgumentError(
+      '--max-thinking-tokens gives thinking a budget, and --thinking disabled turns it off: keep one of them.',
+    );
+  }
+  const mode: ThinkingMode =
+    budget === 0 ? 'disabled' : ((thinking as ThinkingMode | undefined) ?? (budget ? 'enabled' : 'adaptive'));
+  return {
+    mode,
+    ...(budget ? { budgetTokens: budget } : {}),
+    ...(thinkingDisplay && mode !== 'disabled' ? { display: thinkingDisplay as ThinkingDisplay } : {}),
+  };
+}
+
+/** The thinking and effort options of `run` and `batch`, spelled as Claude Code spells them. */
+export function withThinkingOptions(command: Command): Command {
+  return command
+    .option('--thinking <mode>', 'adaptive | enabled | disabled (default adaptive where the model supports it)')
+    .option(
+      '--max-thinking-tokens <n>',
+      'thinking budget on models that take one (0: no thinking)',
+      parseThinkingTokens,
+    )
+    .option('--thinking-display <display>', "summarized | omitted (default: the model's)")
+    .option('--effort <level>', "low | medium | high | xhigh | max (default: the model's, as Claude Code's)");
+}
+
+/** `--effort`, checked against the API's levels. */
+export function effortOf(value: string | undefined): Effort | undefined {
+  if (value === undefined) return undefined;
+  if (!(EFFORTS as readonly string[]).includes(value)) {
+    throw new InvalidArgumentError(
+      `--effort must be one of ${EFFORTS.join(', ')} (got "${value}"); e.g. --effort high.`,
+    );
+  }
+  return value as Effort;
+}
+
+/** `--max-thinking-tokens`: a whole number, 0 to turn thinking off. */
+export function parseThinkingTokens(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n)) {
+    throw new InvalidArgumentError(
+      `--max-thinking-tokens must be a whole number of tokens, at least ${MIN_THINKING_BUDGET_TOKENS} (or 0 for no thinking); got "${value}".`,
+    );
+  }
+  return n;
 }
 
 function stopHooks(

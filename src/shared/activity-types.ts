@@ -6,6 +6,7 @@ import type { ModelPricesEntry } from './pricing';
 import type { JobSandbox } from './sandbox';
 import type { SettingSource, SettingsLayer } from './settings-trust';
 import type { ContentRef, PendingUserMessage, TranscriptRef } from './transcript';
+import type { Effort, ThinkingSetting } from './thinking';
 
 /**
  * Inputs and results of the activities, declared apart from their implementations so the
@@ -23,6 +24,9 @@ export interface CallModelInput {
   systemPromptRef: ContentRef;
   model: string;
   maxTokens: number;
+  /** The job's thinking and effort (absent in older jobs: the call sends neither). */
+  thinking?: ThinkingSetting;
+  effort?: Effort;
   tools: string[];
   /** When true, repeated overload fails fast so the workflow can switch to the fallback model. */
   fallbackAvailable: boolean;

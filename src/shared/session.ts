@@ -14,6 +14,7 @@ import type { ModelLimitsEntry } from './context/model-limits';
 import type { ModelPricesEntry, ModelUsage, PaidAgainReport } from './pricing';
 import type { Denial, Terminal, Transition, TransitionCounts } from './terminal';
 import { emptyTranscript } from './transcript';
+import type { Effort, ThinkingSetting } from './thinking';
 import type { ContentRef, PendingUserMessage, TranscriptRef } from './transcript';
 
 /** Timeouts and retry knobs; production defaults live in `DEFAULT_SESSION_TIMEOUTS`. */
@@ -81,6 +82,10 @@ export interface SessionInput {
   maxBudgetUsd?: number;
   /** Output token limit of one model call before max-output recovery escalates it. */
   maxTokens?: number;
+  /** Extended thinking (`--thinking`, `--max-thinking-tokens`); absent in jobs from before it: no thinking. */
+  thinking?: ThinkingSetting;
+  /** `--effort`; the model's default (see `shared/thinking.ts`) when absent. */
+  effort?: Effort;
   appendSystemPrompt?: string;
   /** Names of the tools offered to the model; every built-in tool when absent. */
   tools?: string[];

@@ -26,6 +26,8 @@ export interface StreamProgress {
    * until the next attempt sends its own, and a retried call streams its reply from the start.
    */
   attempt: number;
+  /** Set while the model is in a thinking block: characters of thought so far this attempt. */
+  thinking?: number;
   /** What this attempt is billed for so far, once the API has taken the request. */
   billed?: Usage;
   /** What the attempts before this one were billed for and lost (carried from their heartbeats). */
@@ -41,9 +43,9 @@ export const STREAM_TAIL_CHARS = 4096;
 /** The text of a heartbeat's details, when they are a {@link StreamProgress}. */
 export function asStreamProgress(details: unknown): StreamProgress | undefined {
   if (typeof details !== 'object' || details === null) return undefined;
-  const { chars, tail, attempt } = details as Record<string, unknown>;
+  const { chars, tail, attempt, thinking } = details as Record<string, unknown>;
   if (typeof chars !== 'number' || typeof tail !== 'string' || typeof attempt !== 'number') return undefined;
-  return { chars, tail, attempt };
+  return { chars, tail, attempt, ...(typeof thinking === 'number' ? { thinking } : {}) };
 }
 
 /**

@@ -5,6 +5,7 @@ import { afterModelCall } from '../shared/context/context-state';
 import type { State } from '../shared/session';
 import type { TerminalReason } from '../shared/terminal';
 import { contextOf } from './context-phase';
+import { modelLimitsFor } from '../shared/context/model-limits';
 import { callPricing } from './cost-budget';
 import { withModelCredentials } from './model-credentials';
 import type { Session } from './session';
@@ -34,7 +35,9 @@ export async function callModelPhase(
           append: state.pending,
           systemPromptRef: session.systemPromptRef,
           model: state.model,
-          maxTokens: state.maxOutputTokensOverride ?? session.maxTokens,
+          maxTokens: callMaxTokens(session, state),
+          ...(session.input.thinking ? { thinking: session.input.thinking } : {}),
+          ...(session.input.effort ? { effort: session.input.effort } : {}),
           tools: session.tools,
           fallbackAvailable: fallback !== undefined,
           ...(microcompact ? { workspace: session.input.workspace, context: microcompact } : {}),
@@ -65,6 +68,17 @@ export async function callModelPhase(
     if (error instanceof ActivityFailure) return { kind: 'failed', reason: 'model_error', detail };
     throw error;
   }
+}
+
+/**
+ * The call's output limit: the job's (or the escalated one), never more than a model the table
+ * knows accepts. A fallback model may write less than the one the job started with, and a call
+ * asking it for more would be refused.
+ */
+function callMaxTokens(session: Session, state: State): number {
+  const asked = state.maxOutputTokensOverride ?? session.maxTokens;
+  const limits = modelLimitsFor(state.model, session.modelLimits);
+  return limits.source === 'default' ? asked : Math.min(asked, limits.maxOutputTokens);
 }
 
 /**
