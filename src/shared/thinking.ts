@@ -37,6 +37,8 @@ export interface ModelFeatures {
   defaultEffort?: Effort;
   /** The `max_tokens` a call asks for when the job does not set `--max-tokens`. */
   defaultMaxTokens: number;
+  /** What the model knows up to, told to it in the system prompt, where known. */
+  knowledgeCutoff?: string;
 }
 
 interface ModelFeaturesEntry extends ModelFeatures {
@@ -47,20 +49,44 @@ interface ModelFeaturesEntry extends ModelFeatures {
  * The requests Claude Code 2.1.332 sends per family (checked side by side, 2026-12-06): the 5.x
  * family 128,000 tokens with adaptive thinking at medium effort, Fable 5 64,000 at high, the 4.6
  * and 4.7 models 32,000 adaptive at high, the 4.5 and older models 32,000 with a manual budget of
- * 31,999 and no effort. Names are prefixes; the longest match wins.
+ * 31,999 and no effort. Knowledge cut-offs are those Claude Code tells each model. Names are prefixes; the longest match wins.
  */
 const BUILT_IN_MODEL_FEATURES: readonly ModelFeaturesEntry[] = [
-  { prefix: 'claude-opus-5', thinking: 'adaptive-only', defaultEffort: 'medium', defaultMaxTokens: 128_000 },
-  { prefix: 'claude-sonnet-5', thinking: 'adaptive-only', defaultEffort: 'medium', defaultMaxTokens: 128_000 },
+  {
+    prefix: 'claude-opus-5',
+    thinking: 'adaptive-only',
+    defaultEffort: 'medium',
+    defaultMaxTokens: 128_000,
+    knowledgeCutoff: 'June 2026',
+  },
+  {
+    prefix: 'claude-sonnet-5',
+    thinking: 'adaptive-only',
+    defaultEffort: 'medium',
+    defaultMaxTokens: 128_000,
+    knowledgeCutoff: 'June 2026',
+  },
   { prefix: 'claude-haiku-5', thinking: 'adaptive-only', defaultEffort: 'medium', defaultMaxTokens: 128_000 },
-  { prefix: 'claude-fable-5', thinking: 'adaptive-only', defaultEffort: 'high', defaultMaxTokens: 64_000 },
+  {
+    prefix: 'claude-fable-5',
+    thinking: 'adaptive-only',
+    defaultEffort: 'high',
+    defaultMaxTokens: 64_000,
+    knowledgeCutoff: 'January 2026',
+  },
   { prefix: 'claude-mythos', thinking: 'adaptive-only', defaultEffort: 'high', defaultMaxTokens: 64_000 },
   { prefix: 'claude-opus-4-7', thinking: 'adaptive-only', defaultEffort: 'high', defaultMaxTokens: 32_000 },
   { prefix: 'claude-opus-4-6', thinking: 'adaptive', defaultEffort: 'high', defaultMaxTokens: 32_000 },
-  { prefix: 'claude-sonnet-4-6', thinking: 'adaptive', defaultEffort: 'high', defaultMaxTokens: 32_000 },
+  {
+    prefix: 'claude-sonnet-4-6',
+    thinking: 'adaptive',
+    defaultEffort: 'high',
+    defaultMaxTokens: 32_000,
+    knowledgeCutoff: 'August 2025',
+  },
   { prefix: 'claude-opus-4-5', thinking: 'budget', defaultMaxTokens: 32_000 },
-  { prefix: 'claude-sonnet-4-5', thinking: 'budget', defaultMaxTokens: 32_000 },
-  { prefix: 'claude-haiku-4-5', thinking: 'budget', defaultMaxTokens: 32_000 },
+  { prefix: 'claude-sonnet-4-5', thinking: 'budget', defaultMaxTokens: 32_000, knowledgeCutoff: 'January 2025' },
+  { prefix: 'claude-haiku-4-5', thinking: 'budget', defaultMaxTokens: 32_000, knowledgeCutoff: 'February 2025' },
   { prefix: 'claude-opus-4', thinking: 'budget', defaultMaxTokens: 32_000 },
   { prefix: 'claude-sonnet-4', thinking: 'budget', defaultMaxTokens: 32_000 },
 ];
@@ -77,8 +103,8 @@ export function modelFeaturesFor(model: string): ModelFeatures & { known: boolea
     (a, b) => b.prefix.length - a.prefix.length,
   )[0];
   if (!match) return { ...UNKNOWN_MODEL_FEATURES, known: false };
-  const { thinking, defaultEffort, defaultMaxTokens } = match;
-  return { thinking, ...(defaultEffort ? { defaultEffort } : {}), defaultMaxTokens, known: true };
+  const { prefix: _prefix, ...features } = match;
+  return { ...features, known: true };
 }
 
 /** The smallest manual thinking budget the API takes. */
