@@ -8,10 +8,14 @@ export type ScriptedBlock =
   { type: 'text'; text: string } | ScriptedToolUseBlock | ScriptedThinkingBlock | ScriptedRedactedThinkingBlock;
 
 /**
- * The model thought: a `thinking` block. The server adds the `signature` (an HMAC of the text
- * under a key of its own) and refuses the block when it comes back changed. Only answers a request
- * with thinking on (`thinking.type` `enabled` or `adaptive`); with `display: 'omitted'` the text
- * goes out empty, signed as such, and still counts in `output_tokens`.
+ * The model thought: a `thinking` block, anywhere in a reply (first, as the model usually thinks
+ * before it acts, or between tool calls). The server adds the `signature` (an HMAC of the text
+ * under a key of its own, see `thinkingKey`) and refuses the block when it comes back changed. A
+ * reply that thinks answers only a request with thinking on (`thinking.type` `enabled`,
+ * `adaptive` or `between_tools`); one whose script thinks while the request asks for none gets a
+ * 400 naming the turn. With `display: 'omitted'` the text goes out empty, signed as such, and
+ * still counts in `output_tokens`. Whether the model thought is said per turn: by the blocks of
+ * that turn's reply.
  */
 export interface ScriptedThinkingBlock {
   type: 'thinking';
@@ -20,7 +24,8 @@ export interface ScriptedThinkingBlock {
 
 /**
  * Thinking the API sends encrypted. The server sends `data` as an opaque sealed token that
- * carries this text, and refuses the block when it comes back changed.
+ * carries this text (whole, in `content_block_start`), and refuses the block when it comes back
+ * changed. Its text counts in `output_tokens`.
  */
 export interface ScriptedRedactedThinkingBlock {
   type: 'redacted_thinking';
