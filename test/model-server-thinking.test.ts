@@ -381,6 +381,16 @@ describe('thinking and output_config parameters', () => {
     const [first, ...rest] = loop.messages;
     const withSystem = [first, { role: 'system', content: [{ type: 'text', text: environment }] }, ...rest];
     expect(await problemOf({ ...loop, messages: withSystem })).toBeUndefined();
+
+    // It must follow a user turn: not open the conversation, not follow the model's message.
+    const system = { role: 'system', content: environment };
+    expect(await problemOf({ messages: [system, ask] })).toBe(
+      'messages.0: a `system` message must come right after a `user` message',
+    );
+    const afterAssistant = [...loop.messages.slice(0, 2), system, loop.messages[2]];
+    expect(await problemOf({ ...loop, messages: afterAssistant })).toBe(
+      'messages.2: a `system` message must come right after a `user` message',
+    );
   });
 });
 

@@ -60,6 +60,7 @@ export function validateMessagesRequest(body: unknown, context: ValidationContex
     checkThinkingParam(body, context.betas ?? []) ??
     checkOutputConfig(body) ??
     checkMessageShapes(body.messages as unknown[]) ??
+    checkSystemMessagePlacement(body.messages as Json[]) ??
     checkToolChoice(body) ??
     checkEmptyText(body) ??
     checkFinalAssistantWhitespace(body.messages as Json[]) ??
@@ -108,6 +109,22 @@ function checkMessageShapes(messages: unknown[]): string | undefined {
     if (content.length === 0 && !isFinalAssistant) {
       return `messages.${i}: all messages must have non-empty content except for the optional final assistant message`;
     }
+  }
+  return undefined;
+}
+
+/**
+ * A `system` message inside `messages` (a mid-conversation instruction) goes right after a user
+ * turn, as the API's placement rules say: not first, not after an assistant message. Several in a
+ * row after a user message pass, the rules being silent on them. The wording is this server's.
+ */
+function checkSystemMessagePlacement(messages: Json[]): string | undefined {
+  let previousRole: unknown;
+  for (const [i, message] of messages.entries()) {
+    if (message.role === 'system' && previousRole !== 'user') {
+      return `messages.${i}: a \`system\` message must come right after a \`user\` message`;
+    }
+    if (message.role !== 'system') previousRole = message.role;
   }
   return undefined;
 }
