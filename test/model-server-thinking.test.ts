@@ -395,6 +395,34 @@ describe('thinking and output_config parameters', () => {
 });
 
 describe('conversations that hold thinking elsewhere', () => {
+  it('finds the turn of a trimmed conversation by the signed reply it ends with', async () => {
+    const read = (id: string) => ({ type: 'tool_use' as const, id, name: 'Read', input: { file_path: 'a.txt' } });
+    const server = await startServer({
+      replies: [
+        { content: [{ type: 'thinking', thinking: 'first look' }, read('toolu_a')] },
+        { content: [{ type: 'thinking', thinking: 'second look' }, read('toolu_b')] },
+        { content: [{ type: 'text', text: 'turn 2' }] },
+      ],
+    });
+    const client = clientFor(server);
+    const messages: Anthropic.MessageParam[] = [ask];
+    for (const id of ['toolu_a', 'toolu_b']) {
+      const reply = await client.messages.create({ model: MODEL, max_tokens: 2048, thinking: adaptive, messages });
+      messages.push({ role: 'assistant', content: reply.content });
+      messages.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: 'hello' }] });
+    }
+    // The oldest exchange dropped: one assistant message left, but the conversation is on turn 2.
+    const trimmed = [{ role: 'user' as const, content: 'Earlier messages omitted.' }, ...messages.slice(3)];
+    const reply = await client.messages.create({
+      model: MODEL,
+      max_tokens: 2048,
+      thinking: adaptive,
+      messages: trimmed,
+    });
+    expect(reply.content).toMatchObject([{ type: 'text', text: 'turn 2' }]);
+    expect(server.requests.map((r) => r.turn)).toEqual([0, 1, 2]);
+  });
+
   it('counts their tokens and summarises them', async () => {
     const server = await startServer(thinkingSession);
     const { message } = await streamTurn0(server);
