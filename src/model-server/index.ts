@@ -19,10 +19,12 @@ export type {
   ScheduledFault,
   ScriptedCompactions,
   ScriptedBlock,
+  ScriptedRedactedThinkingBlock,
   ScriptedRefusalDetails,
   ScriptedReply,
   ScriptedSession,
   ScriptedStopReason,
+  ScriptedThinkingBlock,
   ScriptedToolUseBlock,
   ScriptedUsage,
 } from './types';

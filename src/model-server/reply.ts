@@ -5,11 +5,22 @@
 import { newMessageId } from './api-error';
 import type { InputUsage } from './prompt-cache';
 import { approxTokens, estimateInputTokens } from './prompt-tokens';
+import type { ThinkingSeal } from './thinking-seal';
 import type { ScriptedBlock, ScriptedRefusalDetails, ScriptedReply, ScriptedStopReason, ScriptedUsage } from './types';
 
 /** A content block as the API returns it (a script's `partial_json` is only for the stream). */
 export type ApiContentBlock =
-  { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: unknown };
+  | { type: 'text'; text: string }
+  | { type: 'tool_use'; id: string; name: string; input: unknown }
+  | { type: 'thinking'; thinking: string; signature: string }
+  | { type: 'redacted_thinking'; data: string };
+
+/** How the thinking of a reply goes out: signed by `seal`, its text left out when `omitted`. */
+export interface ThinkingOutput {
+  seal: ThinkingSeal;
+  /** `thinking.display: 'omitted'`: the block keeps its signature but its text is empty. */
+  omitted?: boolean;
+}
 
 /** The API's `Message` response, restricted to the fields this server produces. */
 export interface ApiMessage {
@@ -32,20 +43,39 @@ export interface BuiltReply {
   cutToolInputJson?: string;
 }
 
-function estimateOutputTokens(content: ScriptedBlock[]): number {
-  let chars = 0;
-  for (const block of content) {
-    chars +=
-      block.type === 'text'
-        ? block.text.length
-        : block.name.length + (block.partial_json ?? JSON.stringify(block.input)).length;
+/** Thinking counts whole, even when its text is not sent: the API bills what the model thought. */
+function blockChars(block: ScriptedBlock): number {
+  switch (block.type) {
+    case 'text':
+      return block.text.length;
+    case 'thinking':
+      return block.thinking.length;
+    case 'redacted_thinking':
+      return block.data.length;
+    case 'tool_use':
+      return block.name.length + (block.partial_json ?? JSON.stringify(block.input)).length;
   }
-  return approxTokens(chars);
 }
 
-function toApiBlock(block: ScriptedBlock): ApiContentBlock {
-  if (block.type === 'text') return { type: 'text', text: block.text };
-  return { type: 'tool_use', id: block.id, name: block.name, input: structuredClone(block.input) };
+function estimateOutputTokens(content: ScriptedBlock[]): number {
+  return approxTokens(content.reduce((chars, block) => chars + blockChars(block), 0));
+}
+
+function toApiBlock(block: ScriptedBlock, thinking: ThinkingOutput | undefined): ApiContentBlock {
+  switch (block.type) {
+    case 'text':
+      return { type: 'text', text: block.text };
+    case 'tool_use':
+      return { type: 'tool_use', id: block.id, name: block.name, input: structuredClone(block.input) };
+    case 'thinking': {
+      if (!thinking) throw new Error('a thinking block needs a seal to sign it');
+      const text = thinking.omitted ? '' : block.thinking;
+      return { type: 'thinking', thinking: text, signature: thinking.seal.sign(text) };
+    }
+    case 'redacted_thinking':
+      if (!thinking) throw new Error('a redacted_thinking block needs a seal');
+      return { type: 'redacted_thinking', data: thinking.seal.seal(block.data) };
+  }
 }
 
 /** What the API reports when the script does not say: tool_use wins, as it does for the model. */
@@ -57,9 +87,14 @@ export function defaultStopReason(content: ScriptedBlock[]): ScriptedStopReason 
  * Build the full message for `reply` as an answer to `requestBody`. The content is deep-copied so
  * a client that mutates what it received cannot change what a retried request gets. `input` is
  * how the prompt cache split the request's input (default: all of it uncached); the script's
- * `usage` overrides any counter.
+ * `usage` overrides any counter. `thinking` signs thinking blocks; a reply that holds some needs it.
  */
-export function buildMessage(reply: ScriptedReply, requestBody: unknown, input?: InputUsage): BuiltReply {
+export function buildMessage(
+  reply: ScriptedReply,
+  requestBody: unknown,
+  input?: InputUsage,
+  thinking?: ThinkingOutput,
+): BuiltReply {
   const model = (requestBody as { model?: unknown } | undefined)?.model;
   const stopReason = reply.stop_reason ?? defaultStopReason(reply.content);
   const last = reply.content.at(-1);
@@ -68,7 +103,7 @@ export function buildMessage(reply: ScriptedReply, requestBody: unknown, input?:
     type: 'message',
     role: 'assistant',
     model: typeof model === 'string' ? model : 'unknown-model',
-    content: reply.content.map(toApiBlock),
+    content: reply.content.map((block) => toApiBlock(block, thinking)),
     stop_reason: stopReason,
     stop_sequence: null,
     stop_details:

@@ -33,6 +33,9 @@ const toolUseBlockSchema = z.strictObject({
   input: z.record(z.string(), z.unknown()),
   partial_json: z.string().optional(),
 });
+const thinkingBlockSchema = z.strictObject({ type: z.literal('thinking'), thinking: z.string() });
+// The API never sends an empty redacted block: it stands for thinking that happened.
+const redactedThinkingBlockSchema = z.strictObject({ type: z.literal('redacted_thinking'), data: z.string().min(1) });
 
 const stopReasonSchema = z.enum([
   'end_turn',
@@ -46,7 +49,14 @@ const stopReasonSchema = z.enum([
 
 const replySchema = z
   .strictObject({
-    content: z.array(z.discriminatedUnion('type', [textBlockSchema, toolUseBlockSchema])),
+    content: z.array(
+      z.discriminatedUnion('type', [
+        textBlockSchema,
+        toolUseBlockSchema,
+        thinkingBlockSchema,
+        redactedThinkingBlockSchema,
+      ]),
+    ),
     stop_reason: stopReasonSchema.optional(),
     stop_details: z
       .strictObject({
@@ -104,11 +114,17 @@ function faultSchemaFor<T extends z.ZodRawShape>(target: T, reply: z.ZodType<Scr
       ...target,
       kind: z.literal('stream_error'),
       afterBlocks: count.optional(),
+      midBlock: z.boolean().optional(),
       errorType: z.string().min(1),
       message: z.string().optional(),
       errorCode: z.string().min(1).optional(),
     }),
-    z.strictObject({ ...target, kind: z.literal('drop'), afterBlocks: count.optional() }),
+    z.strictObject({
+      ...target,
+      kind: z.literal('drop'),
+      afterBlocks: count.optional(),
+      midBlock: z.boolean().optional(),
+    }),
     z.strictObject({ ...target, kind: z.literal('hang') }),
     z.strictObject({ ...target, kind: z.literal('reply'), reply }),
   ]);

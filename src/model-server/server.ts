@@ -17,9 +17,11 @@ import { estimateInputTokens } from './prompt-tokens';
 import { buildMessage, type BuiltReply } from './reply';
 import { chunkDelayFor, compactionFaultFor, faultFor, parseScriptedSession, replyFor, sessionLabel } from './script';
 import { planStream, type StreamEnding } from './sse';
+import { ThinkingSeal } from './thinking-seal';
 import { TurnLedger, type TurnIdentity } from './turns';
 import type { Fault, RecordedRequest, ScriptedReply, ScriptedSession } from './types';
 import { validateMessagesRequest } from './validate';
+import { thinkingOmitted, thinkingOn } from './validate-thinking';
 import { Waiters } from './waiters';
 
 const DEFAULT_WAIT_MS = 5_000;
@@ -30,6 +32,12 @@ export interface ScriptedModelServerOptions {
   host?: string;
   /** Milliseconds since the epoch, for prompt-cache expiry; default `Date.now`. */
   now?: () => number;
+  /**
+   * The key thinking signatures are made with. Default: random per server, so thinking is
+   * accepted only by the server that sent it; give two servers the same key when a test restarts
+   * the server in the middle of a conversation that holds thinking.
+   */
+  thinkingKey?: string;
   /**
    * Told of each streamed frame after the opening ones (`message_start`, `ping`) as soon as it is
    * handed to the socket, with the turn it answers (none for a compaction): a benchmark stamps
@@ -60,6 +68,7 @@ export class ScriptedModelServer {
   private readonly session: ScriptedSession;
   private readonly server: Server;
   private readonly cache: PromptCache;
+  private readonly seal: ThinkingSeal;
   private readonly ledger = new TurnLedger();
   private readonly attempts = new Map<number, number>();
   /** Compaction index by "continues from which summary, on which turn". */
@@ -78,7 +87,9 @@ export class ScriptedModelServer {
     url: string,
     now: () => number,
     onStreamFrame?: ScriptedModelServerOptions['onStreamFrame'],
+    thinkingKey?: string,
   ) {
+    this.seal = new ThinkingSeal(thinkingKey);
     this.session = session;
     this.onStreamFrame = onStreamFrame;
     this.server = server;
@@ -116,6 +127,7 @@ export class ScriptedModelServer {
       `http://${urlHost}:${address.port}`,
       opts.now ?? Date.now,
       opts.onStreamFrame,
+      opts.thinkingKey,
     );
   }
 
@@ -229,7 +241,8 @@ export class ScriptedModelServer {
       sendApiError(ex.res, 400, 'invalid_request_error', 'There was an error parsing the body as JSON.', ex.requestId);
       return;
     }
-    const problem = validateMessagesRequest(body) ?? this.contextWindowProblem(body);
+    const context = { seal: this.seal, betas: betasOf(ex.req) };
+    const problem = validateMessagesRequest(body, context) ?? this.contextWindowProblem(body);
     if (problem) {
       sendApiError(ex.res, 400, 'invalid_request_error', problem, ex.requestId);
       return;
@@ -297,8 +310,17 @@ export class ScriptedModelServer {
     }
     // A fault may target a turn past the script's end; it then streams no content before failing.
     const sent = reply ?? { content: [] };
-    if (fault?.kind !== 'http' && fault?.kind !== 'hang') this.ledger.sent(turn, sent.content);
-    await this.answer(ex, body, sent, fault, chunkDelayFor(this.session, turn), turn);
+    const thinks = sent.content.some((b) => b.type === 'thinking' || b.type === 'redacted_thinking');
+    if (thinks && !thinkingOn(body) && fault?.kind !== 'http' && fault?.kind !== 'hang') {
+      // The model thinks only when asked to: a test whose request never asks would prove nothing.
+      const message =
+        `ScriptedModelServer: the reply for turn ${turn} of scripted session \`${sessionLabel(this.session)}\` ` +
+        "holds thinking, but the request does not turn thinking on (thinking.type 'enabled', 'adaptive' or 'between_tools')";
+      sendApiError(ex.res, 400, 'invalid_request_error', message, ex.requestId);
+      return;
+    }
+    const record = (content: readonly unknown[]) => this.ledger.sent(turn, content);
+    await this.answer(ex, body, sent, fault, chunkDelayFor(this.session, turn), turn, record);
   }
 
   /** A compaction is answered by its scripted reply, else by a summary written from the conversation. */
@@ -324,7 +346,8 @@ export class ScriptedModelServer {
   /**
    * Answer with `reply`, or as `fault` says. Only a request the model gets to read (not an http
    * fault, not a hang) goes through the prompt cache. `streamTurn` is the turn whose stream start
-   * `waitForStreamStarted` reports; compactions have none.
+   * `waitForStreamStarted` reports; compactions have none. `record` is told the content the
+   * model answers with, as it goes out (signatures included).
    */
   private async answer(
     ex: Exchange,
@@ -333,6 +356,7 @@ export class ScriptedModelServer {
     fault: Fault | undefined,
     delayMs: number,
     streamTurn?: number,
+    record?: (content: readonly unknown[]) => void,
   ): Promise<void> {
     if (fault?.kind === 'hang') return; // leave the request open; close() or the client ends it
     if (fault?.kind === 'http') {
@@ -341,7 +365,8 @@ export class ScriptedModelServer {
       sendApiError(ex.res, fault.status, fault.errorType, fault.message, ex.requestId, headers, fault.errorCode);
       return;
     }
-    const built = buildMessage(reply, body, this.cache.use(body));
+    const built = buildMessage(reply, body, this.cache.use(body), { seal: this.seal, omitted: thinkingOmitted(body) });
+    record?.(built.message.content);
     const streaming = (body as { stream?: unknown }).stream === true;
     if (streaming) {
       await this.stream(ex, built, fault, delayMs, streamTurn);
@@ -369,10 +394,11 @@ export class ScriptedModelServer {
             errorType: fault.errorType,
             message: fault.message,
             afterBlocks: fault.afterBlocks,
+            midBlock: fault.midBlock,
             errorCode: fault.errorCode,
           }
         : fault?.kind === 'drop'
-          ? { kind: 'drop', afterBlocks: fault.afterBlocks }
+          ? { kind: 'drop', afterBlocks: fault.afterBlocks, midBlock: fault.midBlock }
           : { kind: 'complete' };
     const plan = planStream(reply, ending);
 
@@ -402,4 +428,11 @@ function seenList(requests: RecordedRequest[], label: (request: RecordedRequest)
 /** The real API rejects a request without credentials before looking at it. */
 function hasCredentials(req: IncomingMessage): boolean {
   return Boolean(req.headers['x-api-key'] || req.headers.authorization);
+}
+
+/** The request's `anthropic-beta` values, however many headers and commas carry them. */
+function betasOf(req: IncomingMessage): string[] {
+  const header = req.headers['anthropic-beta'];
+  const values = Array.isArray(header) ? header : header === undefined ? [] : [header];
+  return values.flatMap((v) => v.split(',').map((beta) => beta.trim())).filter(Boolean);
 }

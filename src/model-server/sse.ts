@@ -25,50 +25,69 @@ export function splitIntoChunks(text: string, parts = 4, maxChunkChars = 64): st
   return chunks;
 }
 
-/** `inputJson` overrides the tool_use's input text: a call cut off by the end of the reply. */
-function blockFrames(block: ApiContentBlock, index: number, inputJson?: string): string[] {
-  if (block.type === 'text') {
-    return [
-      formatSseEvent('content_block_start', {
-        type: 'content_block_start',
-        index,
-        content_block: { type: 'text', text: '' },
-      }),
-      ...splitIntoChunks(block.text).map((text) =>
-        formatSseEvent('content_block_delta', {
-          type: 'content_block_delta',
-          index,
-          delta: { type: 'text_delta', text },
-        }),
-      ),
-      formatSseEvent('content_block_stop', { type: 'content_block_stop', index }),
-    ];
+function frame(type: string, index: number, extra: Record<string, unknown>): string {
+  return formatSseEvent(type, { type, index, ...extra });
+}
+
+/** The deltas of a block, streamed in a few chunks. */
+function deltas(index: number, text: string, kind: string, field: string): string[] {
+  return splitIntoChunks(text).map((chunk) =>
+    frame('content_block_delta', index, { delta: { type: kind, [field]: chunk } }),
+  );
+}
+
+/**
+ * A block's frames in two parts: `body` (its start and content deltas) and `closing` (what
+ * completes it). A stream cut mid-block sends only the body. `inputJson` overrides a tool_use's
+ * input text: a call cut off by the end of the reply.
+ */
+function blockFrames(block: ApiContentBlock, index: number, inputJson?: string): { body: string[]; closing: string[] } {
+  const stop = frame('content_block_stop', index, {});
+  switch (block.type) {
+    case 'text':
+      return {
+        body: [
+          frame('content_block_start', index, { content_block: { type: 'text', text: '' } }),
+          ...deltas(index, block.text, 'text_delta', 'text'),
+        ],
+        closing: [stop],
+      };
+    case 'thinking':
+      // The API opens a thinking block empty, streams the text, and signs it last: a stream cut
+      // before the signature_delta leaves the client with thinking it cannot send back.
+      return {
+        body: [
+          frame('content_block_start', index, { content_block: { type: 'thinking', thinking: '', signature: '' } }),
+          ...deltas(index, block.thinking, 'thinking_delta', 'thinking'),
+        ],
+        closing: [
+          frame('content_block_delta', index, { delta: { type: 'signature_delta', signature: block.signature } }),
+          stop,
+        ],
+      };
+    case 'redacted_thinking':
+      return { body: [frame('content_block_start', index, { content_block: block })], closing: [stop] };
+    case 'tool_use':
+      // The API announces a tool_use with an empty input and streams the JSON text separately. A
+      // call cut off by max_tokens still gets its content_block_stop: every block the API opens,
+      // it closes before message_delta, so the client only learns of the cut from the stop_reason.
+      return {
+        body: [
+          frame('content_block_start', index, {
+            content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} },
+          }),
+          ...deltas(index, inputJson ?? JSON.stringify(block.input), 'input_json_delta', 'partial_json'),
+        ],
+        closing: [stop],
+      };
   }
-  // The API announces a tool_use with an empty input and streams the JSON text separately. A call
-  // cut off by max_tokens still gets its content_block_stop: every block the API opens, it closes
-  // before message_delta, so the client only learns of the cut from the stop_reason.
-  return [
-    formatSseEvent('content_block_start', {
-      type: 'content_block_start',
-      index,
-      content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} },
-    }),
-    ...splitIntoChunks(inputJson ?? JSON.stringify(block.input)).map((partial_json) =>
-      formatSseEvent('content_block_delta', {
-        type: 'content_block_delta',
-        index,
-        delta: { type: 'input_json_delta', partial_json },
-      }),
-    ),
-    formatSseEvent('content_block_stop', { type: 'content_block_stop', index }),
-  ];
 }
 
 /** How a planned stream ends. */
 export type StreamEnding =
   | { kind: 'complete' }
-  | { kind: 'error'; errorType: string; message?: string; afterBlocks?: number; errorCode?: string }
-  | { kind: 'drop'; afterBlocks?: number };
+  | { kind: 'error'; errorType: string; message?: string; afterBlocks?: number; midBlock?: boolean; errorCode?: string }
+  | { kind: 'drop'; afterBlocks?: number; midBlock?: boolean };
 
 /** The frames to write, in order, and what to do with the socket afterwards. */
 export interface StreamPlan {
@@ -82,7 +101,8 @@ export interface StreamPlan {
 
 /**
  * Plan the stream for a built reply. With a fault ending, only the first `afterBlocks` content
- * blocks are sent complete (all of them when it exceeds the count), then the error frame or drop.
+ * blocks are sent complete (all of them when it exceeds the count), then, with `midBlock`, the
+ * next one without its closing frames, then the error frame or drop.
  */
 export function planStream(reply: BuiltReply, ending: StreamEnding = { kind: 'complete' }): StreamPlan {
   const { message, cutToolInputJson } = reply;
@@ -100,11 +120,18 @@ export function planStream(reply: BuiltReply, ending: StreamEnding = { kind: 'co
   };
   const head = [formatSseEvent('message_start', start), formatSseEvent('ping', { type: 'ping' })];
 
-  const blocks = ending.kind === 'complete' ? message.content : message.content.slice(0, ending.afterBlocks ?? 0);
   const lastIndex = message.content.length - 1;
-  const body = blocks.flatMap((block, index) =>
-    blockFrames(block, index, index === lastIndex ? cutToolInputJson : undefined),
-  );
+  const framesOf = (index: number) => {
+    const block = message.content[index];
+    return block ? blockFrames(block, index, index === lastIndex ? cutToolInputJson : undefined) : undefined;
+  };
+  const complete = ending.kind === 'complete' ? message.content.length : (ending.afterBlocks ?? 0);
+  const body: string[] = [];
+  for (let index = 0; index < Math.min(complete, message.content.length); index++) {
+    const frames = framesOf(index);
+    if (frames) body.push(...frames.body, ...frames.closing);
+  }
+  if (ending.kind !== 'complete' && ending.midBlock) body.push(...(framesOf(complete)?.body ?? []));
 
   if (ending.kind === 'error') {
     body.push(formatSseEvent('error', errorBody(ending.errorType, ending.message, undefined, ending.errorCode)));

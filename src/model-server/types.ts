@@ -4,7 +4,33 @@
  */
 
 /** One content block the scripted model "generates". Mirrors the API's response blocks. */
-export type ScriptedBlock = { type: 'text'; text: string } | ScriptedToolUseBlock;
+export type ScriptedBlock =
+  { type: 'text'; text: string } | ScriptedToolUseBlock | ScriptedThinkingBlock | ScriptedRedactedThinkingBlock;
+
+/**
+ * The model thought: a `thinking` block, anywhere in a reply (first, as the model usually thinks
+ * before it acts, or between tool calls). The server adds the `signature` (an HMAC of the text
+ * under a key of its own, see `thinkingKey`) and refuses the block when it comes back changed. A
+ * reply that thinks answers only a request with thinking on (`thinking.type` `enabled`,
+ * `adaptive` or `between_tools`); one whose script thinks while the request asks for none gets a
+ * 400 naming the turn. With `display: 'omitted'` the text goes out empty, signed as such, and
+ * still counts in `output_tokens`. Whether the model thought is said per turn: by the blocks of
+ * that turn's reply.
+ */
+export interface ScriptedThinkingBlock {
+  type: 'thinking';
+  thinking: string;
+}
+
+/**
+ * Thinking the API sends encrypted. The server sends `data` as an opaque sealed token that
+ * carries this text (whole, in `content_block_start`), and refuses the block when it comes back
+ * changed. Its text counts in `output_tokens`.
+ */
+export interface ScriptedRedactedThinkingBlock {
+  type: 'redacted_thinking';
+  data: string;
+}
 
 /** A tool call the scripted model makes. */
 export interface ScriptedToolUseBlock {
@@ -50,7 +76,10 @@ export interface ScriptedReply {
    * `{ type: 'refusal', category: null, explanation: null }`.
    */
   stop_details?: ScriptedRefusalDetails;
-  /** Overrides for the estimated usage (input ≈ request chars / 4, output ≈ reply chars / 4). */
+  /**
+   * Overrides for the estimated usage (input ≈ request chars / 4, output ≈ reply chars / 4,
+   * thinking included: the API bills it as output).
+   */
   usage?: Partial<ScriptedUsage>;
 }
 
@@ -59,7 +88,9 @@ export interface ScriptedReply {
  *
  * - `http`: a plain JSON error response in the real API's shape.
  * - `stream_error`: HTTP 200 and SSE, then an `event: error` frame after `afterBlocks` complete
- *   content blocks (default 0: right after `message_start` and `ping`).
+ *   content blocks (default 0: right after `message_start` and `ping`). With `midBlock`, the next
+ *   block is opened and streamed too, but never closed: a thinking block then ends before its
+ *   `signature_delta`, so the client is left holding thinking without a signature.
  * - `drop`: like `stream_error`, but the socket is destroyed instead of sending an error frame.
  * - `hang`: the request is read and never answered, until the client gives up.
  * - `reply`: this attempt is answered with another reply than the turn's own: an empty, cut or
@@ -79,8 +110,15 @@ export type Fault =
       /** Sent as `error.details.error_code`, e.g. `enforced_spend_limit_reached` on a 429. */
       errorCode?: string;
     }
-  | { kind: 'stream_error'; afterBlocks?: number; errorType: string; message?: string; errorCode?: string }
-  | { kind: 'drop'; afterBlocks?: number }
+  | {
+      kind: 'stream_error';
+      afterBlocks?: number;
+      midBlock?: boolean;
+      errorType: string;
+      message?: string;
+      errorCode?: string;
+    }
+  | { kind: 'drop'; afterBlocks?: number; midBlock?: boolean }
   | { kind: 'hang' }
   | { kind: 'reply'; reply: ScriptedReply };
 

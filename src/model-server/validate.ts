@@ -1,12 +1,22 @@
 /**
  * The request checks the real Messages API enforces and that an agent loop can get wrong:
  * empty messages, empty or blank text, trailing whitespace at the end of a final assistant
- * message, tool_use ids (pattern, uniqueness), thinking signatures, tool_use / tool_result pairing
- * and placement, `tool_choice` (and forced tool use with thinking), and cache_control (shape, TTL order, limit).
+ * message, tool_use ids (pattern, uniqueness), tool_use / tool_result pairing and placement,
+ * `tool_choice` (and forced tool use with manual thinking), cache_control (shape, TTL order,
+ * limit), and extended thinking (validate-thinking.ts: its parameters and the blocks sent back).
  *
  * Messages follow the API's wording (as seen in its 400 responses) so a test failure reads like
  * the production failure it predicts. Each check returns the first problem found, or undefined.
  */
+
+import type { ThinkingSeal } from './thinking-seal';
+import {
+  checkOutputConfig,
+  checkThinkingBlocks,
+  checkThinkingParam,
+  checkThinkingToolLoop,
+  thinkingType,
+} from './validate-thinking';
 
 type Json = Record<string, unknown>;
 
@@ -24,6 +34,14 @@ interface LocatedBlock {
   blockIndex: number;
 }
 
+/** What a request is checked against besides its body. */
+export interface ValidationContext {
+  /** The server's seal: thinking sent back must verify against it. Without one, any non-empty signature passes. */
+  seal?: ThinkingSeal;
+  /** The request's `anthropic-beta` values. */
+  betas?: readonly string[];
+}
+
 /** Consecutive same-role messages, which the API merges into one turn before checking them. */
 interface Turn {
   role: string;
@@ -35,17 +53,21 @@ interface Turn {
  * Validate a `POST /v1/messages` body. Returns the `invalid_request_error` message to send, or
  * undefined when the real API would accept the request.
  */
-export function validateMessagesRequest(body: unknown): string | undefined {
+export function validateMessagesRequest(body: unknown, context: ValidationContext = {}): string | undefined {
   if (!isObject(body)) return 'Request body must be a JSON object.';
   return (
     checkRequiredFields(body) ??
+    checkThinkingParam(body, context.betas ?? []) ??
+    checkOutputConfig(body) ??
     checkMessageShapes(body.messages as unknown[]) ??
+    checkSystemMessagePlacement(body.messages as Json[]) ??
     checkToolChoice(body) ??
     checkEmptyText(body) ??
     checkFinalAssistantWhitespace(body.messages as Json[]) ??
     checkToolUseBlocks(body.messages as Json[]) ??
-    checkThinkingBlocks(body.messages as Json[]) ??
+    checkThinkingBlocks(body.messages as Json[], context.seal) ??
     checkToolPairing(groupTurns(body.messages as Json[])) ??
+    checkThinkingToolLoop(body) ??
     checkCacheControl(body)
   );
 }
@@ -87,6 +109,22 @@ function checkMessageShapes(messages: unknown[]): string | undefined {
     if (content.length === 0 && !isFinalAssistant) {
       return `messages.${i}: all messages must have non-empty content except for the optional final assistant message`;
     }
+  }
+  return undefined;
+}
+
+/**
+ * A `system` message inside `messages` (a mid-conversation instruction) goes right after a user
+ * turn, as the API's placement rules say: not first, not after an assistant message. Several in a
+ * row after a user message pass, the rules being silent on them. The wording is this server's.
+ */
+function checkSystemMessagePlacement(messages: Json[]): string | undefined {
+  let previousRole: unknown;
+  for (const [i, message] of messages.entries()) {
+    if (message.role === 'system' && previousRole !== 'user') {
+      return `messages.${i}: a \`system\` message must come right after a \`user\` message`;
+    }
+    if (message.role !== 'system') previousRole = message.role;
   }
   return undefined;
 }
@@ -149,26 +187,12 @@ function checkToolUseBlocks(messages: Json[]): string | undefined {
   return undefined;
 }
 
-/** Thinking sent back must carry the signature the API gave it (a reply cut mid-thought has none). */
-function checkThinkingBlocks(messages: Json[]): string | undefined {
-  for (const [i, message] of messages.entries()) {
-    if (message.role !== 'assistant' || !Array.isArray(message.content)) continue;
-    for (const [j, block] of (message.content as Json[]).entries()) {
-      if (block.type !== 'thinking') continue;
-      if (typeof block.thinking !== 'string') return `messages.${i}.content.${j}.thinking.thinking: Field required`;
-      if (block.signature === undefined) return `messages.${i}.content.${j}.thinking.signature: Field required`;
-      if (typeof block.signature !== 'string' || block.signature === '') {
-        return `messages.${i}.content.${j}: Invalid \`signature\` in \`thinking\` block`;
-      }
-    }
-  }
-  return undefined;
-}
-
+/** System messages in `messages` give instructions; they take no part in the user/assistant alternation. */
 function groupTurns(messages: Json[]): Turn[] {
   const turns: Turn[] = [];
   for (const [messageIndex, message] of messages.entries()) {
     const role = message.role as string;
+    if (role === 'system') continue;
     const content = message.content as string | Json[];
     const blocks: LocatedBlock[] =
       typeof content === 'string'
@@ -254,8 +278,9 @@ function toolNames(body: Json): unknown[] {
 /**
  * `tool_choice` is one of `{type: 'auto' | 'any' | 'none'}` and `{type: 'tool', name}`, the first
  * two with an optional boolean `disable_parallel_tool_use`. Forcing a tool (any, tool) needs tools,
- * a named one must exist, and it cannot be combined with thinking. The field-level wording follows
- * the API's validation messages; the wording of the last three checks is this server's.
+ * a named one must exist, and it cannot be combined with manual thinking (`enabled`); adaptive
+ * thinking allows it (the model then skips thinking). The field-level wording follows the API's
+ * validation messages; the wording of the last three checks is this server's.
  */
 function checkToolChoice(body: Json): string | undefined {
   const choice = body.tool_choice;
@@ -284,10 +309,7 @@ function checkToolChoice(body: Json): string | undefined {
   if (type === 'tool' && !names.includes(choice.name)) {
     return `tool_choice: tool '${String(choice.name)}' is not among the tools provided`;
   }
-  const thinking = body.thinking;
-  if (isObject(thinking) && thinking.type !== undefined && thinking.type !== 'disabled') {
-    return 'Thinking may not be enabled when tool_choice forces tool use.';
-  }
+  if (thinkingType(body) === 'enabled') return 'Thinking may not be enabled when tool_choice forces tool use.';
   return undefined;
 }
 
