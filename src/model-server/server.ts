@@ -64,6 +64,8 @@ export class ScriptedModelServer {
   readonly url: string;
   /** Every `POST /v1/messages` received, in arrival order, recorded before it is answered. */
   readonly requests: RecordedRequest[] = [];
+  /** The requests refused as invalid (400), by index in `requests`, with the API's message. */
+  readonly rejected: { request: number; message: string }[] = [];
 
   private readonly session: ScriptedSession;
   private readonly server: Server;
@@ -244,6 +246,7 @@ export class ScriptedModelServer {
     const context = { seal: this.seal, betas: betasOf(ex.req) };
     const problem = validateMessagesRequest(body, context) ?? this.contextWindowProblem(body);
     if (problem) {
+      this.rejected.push({ request: this.requests.length - 1, message: problem });
       sendApiError(ex.res, 400, 'invalid_request_error', problem, ex.requestId);
       return;
     }
