@@ -20,6 +20,11 @@
  * BENCH_CACHE_NARRATION_CHARS (1500), BENCH_CACHE_COLD (1; 0 skips the cold pair),
  * BENCH_CACHE_COLD_TURNS (40), BENCH_CACHE_COLD_PAUSE_S (305), BENCH_TEMPORAL_ARGS; BENCH_CACHE_DUMP=<file>
  * writes every call's usage as JSON.
+ *
+ * BENCH_CACHE_THINKING=<chars> (0: off) runs, instead, the warm job twice side by side, without
+ * thinking and with a thinking block of that many characters opening every reply (the job's
+ * calls ask for adaptive thinking; the blocks go back signed in every later request), and reports
+ * both (`npm run bench:thinking`: 50 turns, 2,000 characters of thought).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -63,6 +68,7 @@ const COLD_TURNS = positiveInt('BENCH_CACHE_COLD_TURNS', 40);
 const COLD_PAUSE_S = positiveInt('BENCH_CACHE_COLD_PAUSE_S', 305);
 /** The cold pair's window: large, so that only a cold cache (no threshold) can trigger microcompact. */
 const COLD_WINDOW = 200_000;
+const THINKING_CHARS = nonNegativeInt('BENCH_CACHE_THINKING', 0);
 const FILES = 12;
 const RUN_TIMEOUT_MS = 20 * 60_000;
 
@@ -78,9 +84,25 @@ function toolTurn(turn: number, tag: string): ScriptedReply {
   return { content: [{ type: 'text', text: narration(turn + 1, NARRATION_CHARS) }, call] };
 }
 
-function warmScript(): ScriptedSession {
-  const replies = Array.from({ length: TURNS - 1 }, (_, turn) => toolTurn(turn, 'warm'));
-  replies.push(textReply(`All ${TURNS - 1} steps done.`));
+function warmScript(thinkingChars = 0): ScriptedSession {
+  const thought = (turn: number): ScriptedBlock[] =>
+    thinkingChars > 0
+      ? [
+          {
+            type: 'thinking',
+            thinking: `Step ${turn + 1}: ${'weighing what to read next. '.repeat(thinkingChars / 27 + 1)}`.slice(
+              0,
+              thinkingChars,
+            ),
+          },
+        ]
+      : [];
+  const replies = Array.from({ length: TURNS - 1 }, (_, turn) => {
+    const reply = toolTurn(turn, 'warm');
+    return { ...reply, content: [...thought(turn), ...reply.content] };
+  });
+  const last = textReply(`All ${TURNS - 1} steps done.`);
+  replies.push({ ...last, content: [...thought(TURNS - 1), ...last.content] });
   return { name: 'cache-warm', replies, contextWindow: WINDOW, chunkDelayMs: 0 };
 }
 
@@ -117,6 +139,7 @@ async function runJob(
   label: string,
   session: ScriptedSession,
   window: number,
+  extra: Partial<SessionInput> = {},
 ): Promise<JobResult> {
   const server = await ScriptedModelServer.start(session);
   const cleared: number[] = [];
@@ -139,6 +162,7 @@ async function runJob(
       model: MODEL,
       modelLimits: modelLimits(window),
       permissions: { mode: 'bypassPermissions' },
+      ...extra,
     };
     const handle = await env.client.workflow.start('agentSession', {
       taskQueue,
@@ -299,6 +323,34 @@ async function main(): Promise<void> {
   progress('starting the Temporal dev server...');
   const env = await startDevServer();
   try {
+    if (THINKING_CHARS > 0) {
+      progress(`running warm (${TURNS} turns) without thinking and with ${THINKING_CHARS} characters of it a turn...`);
+      const [plain, thinking] = await Promise.all([
+        runJob(env, bundle, 'plain', warmScript(), WINDOW),
+        runJob(env, bundle, 'thinking', warmScript(THINKING_CHARS), WINDOW, { thinking: { mode: 'adaptive' } }),
+      ]);
+      const lines = [
+        `thinking economics: prices input 1, cache write ${PRICE.write}, cache read ${PRICE.read}, output ${OUTPUT_PRICE} (uncached: every input token at 1)`,
+        `node ${process.version}, ${os.cpus().length} cpus`,
+        `columns: calls, mean input tokens per call, cache-read share of input, input cost vs uncached, cost with output vs uncached`,
+        '',
+        '--- without thinking',
+        ...warmReport(plain),
+        '',
+        `--- with thinking (${THINKING_CHARS} characters opening every reply, sent back signed)`,
+        ...warmReport(thinking),
+        '',
+        `whole job, in uncached-input-token units: without ${int(cost(totals(plain.calls)))}, with ${int(
+          cost(totals(thinking.calls)),
+        )} (${(cost(totals(thinking.calls)) / cost(totals(plain.calls))).toFixed(3)}x); input tokens ${int(
+          allInput(totals(plain.calls)),
+        )} vs ${int(allInput(totals(thinking.calls)))}, output ${int(totals(plain.calls).output)} vs ${int(
+          totals(thinking.calls).output,
+        )}`,
+      ];
+      console.log(lines.join('\n'));
+      return;
+    }
     progress(
       COLD
         ? `running warm (${TURNS} turns), cold and twin (${COLD_TURNS} turns; the cold one pauses ${COLD_PAUSE_S} s) concurrently...`
