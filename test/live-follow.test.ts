@@ -215,6 +215,26 @@ describe('LivePrinter', () => {
     );
   });
 
+  test('while the model call is in a thinking block, the status and the spinner say it thinks', () => {
+    const statuses: unknown[] = [];
+    const follower = new LiveFollower('job-1', { onEvent: () => {}, onStatus: (status) => statuses.push(status) });
+    follower.onSnapshot(snapshot([], { phase: 'calling_model' }));
+    follower.onActivities('run', [modelCall('', 1, { details: { chars: 0, tail: '', attempt: 1, thinking: 120 } })]);
+    follower.status();
+    follower.onActivities('run', [modelCall('Done thinking.')]);
+    follower.status();
+    expect(statuses).toEqual([
+      expect.objectContaining({ phase: 'calling_model', modelThinking: 120 }),
+      expect.not.objectContaining({ modelThinking: expect.anything() }),
+    ]);
+
+    const tty = screen(true);
+    const printer = new LivePrinter(tty, { ...terminalStyle(tty, {}), now: () => 0 });
+    printer.onStatus({ phase: 'calling_model', turn: 1, runningTools: [], modelThinking: 120 });
+    printer.close();
+    expect(tty.text()).toContain('the model is thinking');
+  });
+
   test('colour and spinner only at a terminal; NO_COLOR (any non-empty value) turns colour off', () => {
     expect(terminalStyle(screen(false), {})).toMatchObject({ color: false, spinner: false });
     expect(terminalStyle(screen(true), {})).toMatchObject({ color: true, spinner: true });
