@@ -33,7 +33,13 @@ const session: ScriptedSession = {
     {
       content: [{ type: 'text', text: 'Reading it back.' }, toolUse('r1', 'Read', { file_path: 'big.txt', limit: 2 })],
     },
-    textReply('Done writing.'),
+    // The model thinks (the CLI asks for adaptive thinking): the signed block is exported and sent back.
+    {
+      content: [
+        { type: 'thinking', thinking: 'Both steps are done.' },
+        { type: 'text', text: 'Done writing.' },
+      ],
+    },
     textReply('Resumed answer.'),
   ],
 };
@@ -135,6 +141,11 @@ describe('export and resume', () => {
     const assistants = lines.filter((line) => line.type === 'assistant');
     expect(assistants.every((line) => line.message?.model === MODEL && line.message.usage)).toBe(true);
     expect(textOf(assistants.at(-1)!.message!.content)).toBe('Done writing.');
+    expect(assistants.at(-1)!.message!.content[0]).toEqual({
+      type: 'thinking',
+      thinking: 'Both steps are done.',
+      signature: expect.stringMatching(/./),
+    });
     const ids = lines.flatMap((line) =>
       (line.message?.content ?? []).filter((b) => b.type === 'tool_use').map((b) => b.id),
     );
@@ -143,7 +154,8 @@ describe('export and resume', () => {
     // Read back as a session file, it is the conversation after the compaction.
     const parsed = parseSessionJsonl(text, output);
     expect(textOf(parsed.messages[0]!.content as unknown as Block[])).toContain('compacted to save context');
-    expect(parsed.notes).toEqual([]);
+    // Nothing needed repair; the thinking is left out, as from any file.
+    expect(parsed.notes).toEqual(['thinking left out (1 block): only the API that signed it can check it']);
   }, 120_000);
 
   test('run --resume continues the finished job in its workspace: the model sees the old conversation and the prompt', async () => {
@@ -162,6 +174,12 @@ describe('export and resume', () => {
     expect(lastUserText(body)).toBe('What did you write?');
     const texts = body.messages.map((m) => textOf(m.content));
     expect(texts.at(-2)).toBe('Done writing.');
+    // The old job's thinking goes back as the API signed it (the server refuses a changed one).
+    expect(blocksOf(body.messages.at(-2)!.content)[0]).toMatchObject({
+      type: 'thinking',
+      thinking: 'Both steps are done.',
+    });
+    expect(server.rejected).toEqual([]);
     expect(texts.some((t) => t.includes('Reading it back.'))).toBe(true);
 
     // The continuation is a job of its own; its export holds the old conversation and the new turn.

@@ -26,7 +26,7 @@ describe('reading a session file Claude Code wrote', () => {
       {
         role: 'assistant',
         content: [
-          { type: 'thinking', thinking: 'I should search for the login code.', signature: 'EqQBCkYIBxgCKkA0c2lnbmVk' },
+          // Thinking, signed or not, is left out: only the API that signed it can check it.
           { type: 'text', text: 'Let me search for it.' },
           {
             type: 'tool_use',
@@ -51,7 +51,6 @@ describe('reading a session file Claude Code wrote', () => {
       {
         role: 'assistant',
         content: [
-          // The unsigned thinking is dropped.
           { type: 'text', text: 'It compares the password hash. Let me read it to be sure.' },
           {
             type: 'tool_use',
@@ -68,7 +67,7 @@ describe('reading a session file Claude Code wrote', () => {
     ]);
     expect(parsed.notes).toEqual(
       expect.arrayContaining([
-        'thinking without a signature dropped',
+        'thinking left out (2 blocks): only the API that signed it can check it',
         'unanswered tool calls answered as not run',
         'tool results found off the chain',
       ]),

@@ -236,7 +236,22 @@ export function parseSessionJsonl(text: string, source: string): ParsedSession {
     for (const block of message.content) if (block.type === 'tool_result') knownResults.set(block.tool_use_id, block);
   }
 
-  const repaired = repairConversation(messages, { knownResults });
+  // Thinking is left out: its signature can be checked only by the API that wrote it (a file
+  // from another account, model or provider, or one edited by hand, would be refused whole), and
+  // the model needs no earlier turn's thinking to go on from a new prompt.
+  let thinkingBlocks = 0;
+  const withoutThinking = messages.map((message): Message => {
+    if (message.role !== 'assistant') return message;
+    const content = message.content.filter((block) => block.type !== 'thinking' && block.type !== 'redacted_thinking');
+    thinkingBlocks += message.content.length - content.length;
+    return { ...message, content };
+  });
+  const repaired = repairConversation(withoutThinking, { knownResults });
+  if (thinkingBlocks > 0) {
+    repaired.notes.push(
+      `thinking left out (${thinkingBlocks} block${thinkingBlocks === 1 ? '' : 's'}): only the API that signed it can check it`,
+    );
+  }
   if (repaired.messages.length === 0) {
     throw new SessionFileError(source, undefined, 'the current branch holds no message with content');
   }
