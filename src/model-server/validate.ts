@@ -2,11 +2,14 @@
  * The request checks the real Messages API enforces and that an agent loop can get wrong:
  * empty messages, empty or blank text, trailing whitespace at the end of a final assistant
  * message, tool_use ids (pattern, uniqueness), thinking signatures, tool_use / tool_result pairing
- * and placement, `tool_choice` (and forced tool use with thinking), and cache_control (shape, TTL order, limit).
+ * and placement, `tool_choice` (and forced tool use with thinking), cache_control (shape, TTL order, limit),
+ * and image and document blocks (`media.ts`).
  *
  * Messages follow the API's wording (as seen in its 400 responses) so a test failure reads like
  * the production failure it predicts. Each check returns the first problem found, or undefined.
  */
+
+import { checkMediaBlocks } from './media';
 
 type Json = Record<string, unknown>;
 
@@ -42,6 +45,7 @@ export function validateMessagesRequest(body: unknown): string | undefined {
     checkMessageShapes(body.messages as unknown[]) ??
     checkToolChoice(body) ??
     checkEmptyText(body) ??
+    checkMediaBlocks(body.messages as Json[]) ??
     checkFinalAssistantWhitespace(body.messages as Json[]) ??
     checkToolUseBlocks(body.messages as Json[]) ??
     checkThinkingBlocks(body.messages as Json[]) ??
