@@ -123,7 +123,16 @@ describe('tool definitions', () => {
       '-o': true,
       head_limit: 0,
     });
-    expect(parse('Bash', { command: 'ls', timeout: '5000' }).data).toEqual({ command: 'ls', timeout: 5000 });
+    expect(parse('Bash', { command: 'ls', timeout: '5000', run_in_background: 'false' }).data).toEqual({
+      command: 'ls',
+      timeout: 5000,
+      run_in_background: false,
+    });
+    expect(parse('Edit', { file_path: 'a', old_string: 'x', new_string: 'y', replace_all: 'true' }).data).toMatchObject(
+      {
+        replace_all: true,
+      },
+    );
     for (const bad of ['abc', '1.5', '', '1e3', '0x10'])
       expect([bad, parse('Read', { file_path: 'a', limit: bad }).success]).toEqual([bad, false]);
     expect(parse('Read', { file_path: 'a.pdf', pages: '0' }).success).toBe(false);
