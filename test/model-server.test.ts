@@ -371,6 +371,68 @@ describe('request validation', () => {
     expect(server.requests.map((r) => [r.turn, r.attempt])).toEqual([[1, 1]]);
   });
 
+  describe('images and documents inside a tool_result', () => {
+    // A whole 2x2 PNG, and the same cut short.
+    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEElEQVR4nGP4z8AARAwQCgAf7gP9i18U1AAAAABJRU5ErkJggg==';
+    const cutPng = Buffer.from(png, 'base64').subarray(0, 40).toString('base64');
+    const pdf = Buffer.from('%PDF-1.4\n%%EOF\n').toString('base64');
+    const withResult = (content: unknown): Anthropic.MessageParam[] => [
+      ...hello,
+      { role: 'assistant', content: [toolUse] },
+      {
+        role: 'user',
+        content: [{ type: 'tool_result', tool_use_id: 'toolu_01', content } as Anthropic.ToolResultBlockParam],
+      },
+    ];
+    const image = (media_type: string, data: string) => ({
+      type: 'image',
+      source: { type: 'base64', media_type, data },
+    });
+
+    it('accepts a base64 image and a PDF document, as the API does', async () => {
+      const server = await startServer({ replies });
+      const message = await clientFor(server).messages.create({
+        model: MODEL,
+        max_tokens: 10,
+        messages: withResult([
+          image('image/png', png),
+          { type: 'text', text: 'PDF file read: a.pdf' },
+          { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: pdf } },
+        ]),
+      });
+      expect(message.content).toEqual([{ type: 'text', text: 'done' }]);
+    });
+
+    it.each([
+      [
+        'an unsupported media type',
+        image('image/bmp', png),
+        /content\.0\.image\.source\.base64\.media_type: Input should be 'image\/jpeg'/,
+      ],
+      [
+        'data that is not base64',
+        image('image/png', 'not base64!'),
+        /content\.0\.image\.source\.base64\.data: Invalid base64 data/,
+      ],
+      [
+        'a media type the bytes do not match',
+        image('image/jpeg', png),
+        /Image does not match the provided media type image\/jpeg/,
+      ],
+      ['an image cut short', image('image/png', cutPng), /^Could not process image$/],
+      [
+        'a document that is not a PDF',
+        {
+          type: 'document',
+          source: { type: 'base64', media_type: 'application/pdf', data: Buffer.from('hello').toString('base64') },
+        },
+        /document\.source\.base64\.data: The PDF specified was not valid\./,
+      ],
+    ])('refuses %s', async (_label, block, pattern) => {
+      await expectInvalid(withResult([block]), pattern);
+    });
+  });
+
   it('accepts consecutive messages with the same role (the API merges them)', async () => {
     const server = await startServer({ replies: [...replies, { content: [{ type: 'text', text: 'merged ok' }] }] });
     const message = await clientFor(server).messages.create({

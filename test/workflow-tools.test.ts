@@ -100,6 +100,36 @@ describe('workflow: tool scheduling', () => {
     });
   });
 
+  test('a Read of an image and of a PDF reaches the model as image and document blocks', async () => {
+    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEElEQVR4nGP4z8AARAwQCgAf7gP9i18U1AAAAABJRU5ErkJggg==';
+    const pdf = Buffer.from('%PDF-1.4\n1 0 obj << /Type /Page >> endobj\n%%EOF\n').toString('base64');
+    const session: ScriptedSession = {
+      replies: [
+        { content: [toolUse('toolu_make', 'Bash', { command: `echo ${png} | base64 -d > red.png` })] },
+        {
+          content: [
+            toolUse('toolu_png', 'Read', { file_path: 'red.png' }),
+            toolUse('toolu_pdf', 'Read', { file_path: 'doc.pdf', pages: '1' }),
+          ],
+        },
+        finalReply(),
+      ],
+    };
+    const files = { 'doc.pdf': Buffer.from(pdf, 'base64').toString('latin1') };
+    await withJob('media', { session, files }, async ({ server, handle }) => {
+      expect((await terminalOf(handle)).reason).toBe('completed');
+      // The strict server accepted them (a 400 would have failed the job), and saw them as blocks.
+      const [image, document] = toolResultsOf(server, 2);
+      expect(image?.content).toEqual([
+        { type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } },
+      ]);
+      expect(document?.content).toEqual([
+        expect.objectContaining({ type: 'text', text: expect.stringContaining('PDF file read: doc.pdf') }),
+        { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: pdf } },
+      ]);
+    });
+  });
+
   test('two read-only Bash calls really overlap; the one that finishes first still answers second', async () => {
     const session: ScriptedSession = {
       replies: [

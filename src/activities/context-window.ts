@@ -1,5 +1,5 @@
 import { CLEARED_TOOL_RESULT, OMITTED_FOR_FIT } from '../shared/compact-prompt';
-import type { Message, UserContentBlock } from '../shared/messages';
+import { toolResultChars, type Message, type UserContentBlock } from '../shared/messages';
 
 /**
  * Pure transformations of a conversation on its way to the model: microcompact's clearing of
@@ -17,7 +17,7 @@ export function clearOldToolResults(messages: Message[], before: number): Messag
     if (index >= before || message.role !== 'user' || typeof message.content === 'string') return message;
     let changed = false;
     const content = message.content.map((block): UserContentBlock => {
-      if (block.type !== 'tool_result' || block.content.length < CLEARABLE_MIN_CHARS) return block;
+      if (block.type !== 'tool_result' || toolResultChars(block.content) < CLEARABLE_MIN_CHARS) return block;
       changed = true;
       return { ...block, content: CLEARED_TOOL_RESULT };
     });
@@ -36,7 +36,7 @@ export function microcompactBoundary(messages: Message[], keepRecent: number, cu
     const message = messages[index] as Message;
     if (message.role !== 'user' || typeof message.content === 'string') continue;
     seen += message.content.filter(
-      (block) => block.type === 'tool_result' && block.content.length >= CLEARABLE_MIN_CHARS,
+      (block) => block.type === 'tool_result' && toolResultChars(block.content) >= CLEARABLE_MIN_CHARS,
     ).length;
     if (seen >= keepRecent) return Math.max(current, index);
   }
@@ -49,8 +49,8 @@ export function clearableChars(messages: Message[], from: number, to: number): n
   for (const message of messages.slice(Math.max(0, from), Math.max(0, to))) {
     if (message.role !== 'user' || typeof message.content === 'string') continue;
     for (const block of message.content) {
-      if (block.type === 'tool_result' && block.content.length >= CLEARABLE_MIN_CHARS) {
-        chars += block.content.length - CLEARED_TOOL_RESULT.length;
+      if (block.type === 'tool_result' && toolResultChars(block.content) >= CLEARABLE_MIN_CHARS) {
+        chars += toolResultChars(block.content) - CLEARED_TOOL_RESULT.length;
       }
     }
   }

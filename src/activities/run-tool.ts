@@ -2,7 +2,7 @@ import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { RunToolInput, ToolRunResult } from '../shared/activity-types';
-import type { ToolResultBlock } from '../shared/messages';
+import { toolResultChars, type ToolResultBlock } from '../shared/messages';
 import { jobSandboxOrDefault } from '../shared/sandbox';
 import { classifyToolUse } from '../shared/tool-definition';
 import type { ToolOutcome } from '../shared/tool-definition';
@@ -17,6 +17,7 @@ import { ownerAttempt, ToolJournal } from './tool-journal';
 import type { CommandRecord, FileChange, JournalEntry } from './tool-journal';
 import { thisHost, type CommandGroup } from './tools/command-run';
 import { executeTool } from './tools';
+import { storeLargeResult } from './tools/large-result';
 import { stateOf } from './tools/read-state';
 import { recoveredFile, removeAbandonedCopies } from './tools/replace-file';
 
@@ -164,6 +165,14 @@ async function runToolOnce(
         releasePlaceholders: (paths) => deps.sandbox.releaseLeftovers(paths),
       }),
     );
+    // A resumed command's long output is saved as a fresh call's is (executeTool does that there).
+    if (outcome)
+      outcome = await storeLargeResult(
+        'Bash',
+        outcome,
+        input.workspace,
+        await workspaceHome(deps.dataDir, input.workspace),
+      );
   } else if (recorded?.status === 'started' && !(toolUse.name === 'Bash' && recorded.command === null)) {
     // (A Bash whose group was never recorded never started its command: it simply runs now.)
     outcome = await afterInterruption(recorded, toolUse.name, input.workspace);
@@ -188,15 +197,15 @@ async function runToolOnce(
     type: 'tool_result',
     tool_use_id: toolUse.id,
     // The API rejects empty text; an empty result still has to say so.
-    content: outcome.content === '' ? '(no output)' : outcome.content,
+    content: outcome.blocks ?? (outcome.content === '' ? '(no output)' : outcome.content),
     ...(outcome.isError ? { is_error: true } : {}),
   };
   const result: ToolRunResult = {
     toolUseId: toolUse.id,
     isError: outcome.isError,
     ref: await deps.store.put(block),
-    preview: block.content.length > PREVIEW_CHARS ? `${block.content.slice(0, PREVIEW_CHARS)}…` : block.content,
-    chars: block.content.length,
+    preview: outcome.content.length > PREVIEW_CHARS ? `${outcome.content.slice(0, PREVIEW_CHARS)}…` : outcome.content,
+    chars: toolResultChars(block.content),
     ...(outcome.fileStates?.length ? { fileStates: outcome.fileStates } : {}),
     ...(sandboxed !== undefined ? { sandboxed } : {}),
   };

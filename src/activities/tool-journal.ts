@@ -133,7 +133,7 @@ export class ToolJournal {
   /** Drop a finished call's command files: its entry now holds the result. */
   async removeCommandFiles(toolUseId: string): Promise<void> {
     const files = this.commandFiles(toolUseId);
-    await Promise.all([files.output, files.rest, files.exit].map((file) => rm(file, { force: true })));
+    await Promise.all([files.output, files.more, files.rest, files.exit].map((file) => rm(file, { force: true })));
   }
 
   private fileFor(dir: string, toolUseId: string): string {
@@ -189,5 +189,9 @@ function isEntry(value: unknown, toolUseId: string): value is JournalEntry {
   if (entry.status !== 'completed') return false;
   const result = entry.result as Record<string, unknown> | undefined;
   const block = entry.block as Record<string, unknown> | undefined;
-  return typeof result?.ref === 'string' && block?.type === 'tool_result' && typeof block.content === 'string';
+  return (
+    typeof result?.ref === 'string' &&
+    block?.type === 'tool_result' &&
+    (typeof block.content === 'string' || Array.isArray(block.content))
+  );
 }

@@ -105,7 +105,7 @@ export async function runToolCommand(
     const block: ToolResultBlock = {
       type: 'tool_result',
       tool_use_id: 'cli',
-      content: outcome.content,
+      content: outcome.blocks ?? outcome.content,
       ...(outcome.isError ? { is_error: true } : {}),
     };
     out.write(JSON.stringify(block, null, 2));

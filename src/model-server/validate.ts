@@ -3,12 +3,14 @@
  * empty messages, empty or blank text, trailing whitespace at the end of a final assistant
  * message, tool_use ids (pattern, uniqueness), tool_use / tool_result pairing and placement,
  * `tool_choice` (and forced tool use with manual thinking), cache_control (shape, TTL order,
- * limit), and extended thinking (validate-thinking.ts: its parameters and the blocks sent back).
+ * limit), extended thinking (validate-thinking.ts: its parameters and the blocks sent back), and
+ * image and document blocks (`media.ts`).
  *
  * Messages follow the API's wording (as seen in its 400 responses) so a test failure reads like
  * the production failure it predicts. Each check returns the first problem found, or undefined.
  */
 
+import { checkMediaBlocks } from './media';
 import type { ThinkingSeal } from './thinking-seal';
 import {
   checkOutputConfig,
@@ -63,6 +65,7 @@ export function validateMessagesRequest(body: unknown, context: ValidationContex
     checkSystemMessagePlacement(body.messages as Json[]) ??
     checkToolChoice(body) ??
     checkEmptyText(body) ??
+    checkMediaBlocks(body.messages as Json[]) ??
     checkFinalAssistantWhitespace(body.messages as Json[]) ??
     checkToolUseBlocks(body.messages as Json[]) ??
     checkThinkingBlocks(body.messages as Json[], context.seal) ??

@@ -17,11 +17,67 @@ export interface ToolUseBlock {
   input: unknown;
 }
 
+/** The image formats the Messages API accepts. */
+export const IMAGE_MEDIA_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'] as const;
+export type ImageMediaType = (typeof IMAGE_MEDIA_TYPES)[number];
+
+/** An image, base64-encoded, as Read returns it inside a tool_result. */
+export interface ImageBlock {
+  type: 'image';
+  source: { type: 'base64'; media_type: ImageMediaType; data: string };
+}
+
+/** A PDF, base64-encoded, as Read returns it inside a tool_result. */
+export interface DocumentBlock {
+  type: 'document';
+  source: { type: 'base64'; media_type: 'application/pdf'; data: string };
+}
+
+/** What a tool_result may hold besides plain text. */
+export type ToolResultContentBlock = TextBlock | ImageBlock | DocumentBlock;
+
 export interface ToolResultBlock {
   type: 'tool_result';
   tool_use_id: string;
-  content: string;
+  /** Text, or blocks when the result holds an image or a document (Read of a picture or a PDF). */
+  content: string | ToolResultContentBlock[];
   is_error?: boolean;
+}
+
+/** What an image counts for in the context estimate: about what the API charges for a large one. */
+export const IMAGE_ESTIMATE_CHARS = 6_400;
+
+/**
+ * A tool_result's size in characters, for the context and budget estimates (about four to a
+ * token): its text, a fixed share for each image, and a PDF's base64 length.
+ */
+export function toolResultChars(content: ToolResultBlock['content']): number {
+  if (typeof content === 'string') return content.length;
+  let chars = 0;
+  for (const block of content) {
+    chars +=
+      block.type === 'text'
+        ? block.text.length
+        : block.type === 'image'
+          ? IMAGE_ESTIMATE_CHARS
+          : block.source.data.length;
+  }
+  return chars;
+}
+
+/**
+ * A tool_result's content as text: itself, or its text blocks joined, with a short mark for each
+ * image or document. For previews, sizes and exports, never for what the model is sent.
+ */
+export function toolResultText(content: ToolResultBlock['content']): string {
+  if (typeof content === 'string') return content;
+  return content
+    .map((block) =>
+      block.type === 'text'
+        ? block.text
+        : `[${block.type === 'image' ? 'image' : 'document'}: ${block.source.media_type}, ${block.source.data.length} base64 characters]`,
+    )
+    .join('\n');
 }
 
 /** Thinking blocks are carried through untouched: the API wants them back verbatim. */

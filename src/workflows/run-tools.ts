@@ -1,4 +1,4 @@
-import { CancellationScope, isCancellation } from '@temporalio/workflow';
+import { CancellationScope, isCancellation, patched } from '@temporalio/workflow';
 import type { ToolUseBlock } from '../shared/messages';
 import { classifyToolUse } from '../shared/tool-definition';
 import { getToolDefinition } from '../shared/tools';
@@ -41,14 +41,22 @@ type Tracked = {
 const BASH = 'Bash';
 
 /**
+ * Tool inputs take numbers and flags written as strings, and Claude Code's other fields (Read's
+ * pages, Grep's -o): a call that failed validation before may now be concurrency-safe. Histories
+ * from before keep the old classification, so their tools run in the order they ran.
+ */
+export const TOOL_INPUT_COERCION_PATCH = 'tool-input-coercion';
+
+/**
  * The seed's StreamingToolExecutor as a workflow step: concurrency-safe calls run together, any
  * other call runs alone, results keep request order, and a failing Bash cancels its siblings
  * (Bash commands often depend on each other; one failed step makes the rest pointless).
  */
 export async function runTools(toolUseBlocks: ToolUseBlock[], hooks: RunToolsHooks): Promise<RunToolsOutcome> {
+  const legacyInputs = !patched(TOOL_INPUT_COERCION_PATCH);
   const tools: Tracked[] = toolUseBlocks.map((block) => ({
     block,
-    concurrencySafe: classifyToolUse(getToolDefinition(block.name), block.input).concurrencySafe,
+    concurrencySafe: classifyToolUse(getToolDefinition(block.name), block.input, { legacyInputs }).concurrencySafe,
     status: 'queued',
   }));
   const siblings = new CancellationScope();

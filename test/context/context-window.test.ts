@@ -26,6 +26,22 @@ const resultText = (message: Message | undefined) =>
   Array.isArray(message?.content) && message.content[0]?.type === 'tool_result' ? message.content[0].content : '';
 
 describe('microcompact', () => {
+  test('an image result counts by its estimate, so an old one is cleared like a large text', () => {
+    const messages = conversation(1);
+    messages[2] = {
+      role: 'user',
+      content: [
+        {
+          type: 'tool_result',
+          tool_use_id: 't0',
+          content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } }],
+        },
+      ],
+    };
+    expect(microcompactBoundary(messages, 1, 0)).toBe(2);
+    expect(resultText(clearOldToolResults(messages, 3)[2])).toBe(CLEARED_TOOL_RESULT);
+  });
+
   test('clears results before the boundary, keeps pairs and everything after it', () => {
     const messages = conversation(8);
     const boundary = microcompactBoundary(messages, 5, 0);

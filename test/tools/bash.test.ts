@@ -47,12 +47,37 @@ describe('Bash', () => {
     });
   });
 
-  it('cuts output at 30000 characters and says how much was cut', async () => {
-    const result = await bash({ command: "head -c 50000 /dev/zero | tr '\\0' a" });
-    const [output, notice] = result.content.split('\n');
-    expect(output).toBe('a'.repeat(30_000));
-    expect(notice).toBe('... [output truncated: 20000 more characters not shown]');
+  it('shows output of up to 30000 characters in full', async () => {
+    expect(await bash({ command: "head -c 30000 /dev/zero | tr '\\0' a" })).toEqual({
+      isError: false,
+      content: 'a'.repeat(30_000),
+    });
+  });
+
+  it('saves longer output whole and shows a 2KB preview and the path, as Claude Code does', async () => {
+    const result = await bash({ command: 'seq 1 100000' });
+    const whole = Array.from({ length: 100_000 }, (_, i) => String(i + 1)).join('\n');
+    const match =
+      /^<persisted-output>\nOutput too large \(575\.1KB\)\. Full output saved to: (\.durable-agent\/tool-results\/Bash-[0-9a-f]{16}\.txt)\n\nPreview \(first 2KB\):\n([^]*)\n\.\.\.\n<\/persisted-output>$/.exec(
+        result.content,
+      );
     expect(result.isError).toBe(false);
+    expect(match).not.toBeNull();
+    // The preview ends at a line break, as Claude Code's does: 1..527 is the first 1,999 characters.
+    expect(match![2]).toBe(whole.slice(0, whole.indexOf('\n528\n')));
+    // Past the first 120 KB the output is kept too: the file has all of it, and Read can page through it.
+    expect(await readFile(path.join(workspace, match![1]!), 'utf8')).toBe(whole);
+    expect((await executeTool('Read', { file_path: match![1], offset: 99_999, limit: 5 }, ctx)).content).toBe(
+      ' 99999\t99999\n100000\t100000',
+    );
+  });
+
+  it("cuts a failed command's long output at 30000 characters and says how much was cut", async () => {
+    const result = await bash({ command: "head -c 50000 /dev/zero | tr '\\0' a; exit 1" });
+    expect(result).toEqual({
+      isError: true,
+      content: `${'a'.repeat(30_000)}\n... [output truncated: 20000 more characters not shown]\nExit code 1`,
+    });
   });
 
   it('kills the whole process group on timeout', async () => {

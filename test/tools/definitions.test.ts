@@ -41,7 +41,7 @@ describe('tool definitions', () => {
   it('uses the Claude Code input names', () => {
     const keys = (name: string) =>
       Object.keys((z.toJSONSchema(getToolDefinition(name)!.inputSchema) as { properties: object }).properties).sort();
-    expect(keys('Read')).toEqual(['file_path', 'limit', 'offset']);
+    expect(keys('Read')).toEqual(['allow_large', 'file_path', 'limit', 'offset', 'pages']);
     expect(keys('Write')).toEqual(['content', 'file_path']);
     expect(keys('Edit')).toEqual(['file_path', 'new_string', 'old_string', 'replace_all']);
     expect(keys('MultiEdit')).toEqual(['edits', 'file_path']);
@@ -53,6 +53,8 @@ describe('tool definitions', () => {
         '-C',
         '-i',
         '-n',
+        '-o',
+        'context',
         'glob',
         'head_limit',
         'multiline',
@@ -63,7 +65,98 @@ describe('tool definitions', () => {
         'type',
       ].sort(),
     );
-    expect(keys('Bash')).toEqual(['command', 'description', 'timeout']);
+    expect(keys('Bash')).toEqual([
+      'command',
+      'dangerouslyDisableSandbox',
+      'description',
+      'run_in_background',
+      'timeout',
+    ]);
+  });
+
+  it("accepts every input field of Claude Code 2.1.332's tools (sdk-tools.d.ts), numbers and flags also as strings", () => {
+    // Field names from Claude Code's sdk-tools.d.ts: FileReadInput, GrepInput, GlobInput,
+    // FileEditInput, FileWriteInput, BashInput. Each input sets every field at once.
+    const inputs: Record<string, Record<string, unknown>> = {
+      Read: { file_path: 'a.pdf', offset: 1, limit: 2, pages: '1-5', allow_large: false },
+      Grep: {
+        pattern: 'x',
+        path: 'src',
+        glob: '*.ts',
+        output_mode: 'content',
+        '-B': 1,
+        '-A': 1,
+        '-C': 1,
+        context: 1,
+        '-n': true,
+        '-i': true,
+        '-o': true,
+        type: 'ts',
+        head_limit: 5,
+        offset: 1,
+        multiline: false,
+      },
+      Glob: { pattern: '*.ts', path: 'src' },
+      Edit: { file_path: 'a', old_string: 'x', new_string: 'y', replace_all: true },
+      Write: { file_path: 'a', content: 'x' },
+      Bash: {
+        command: 'ls',
+        timeout: 1000,
+        description: 'List',
+        run_in_background: false,
+        dangerouslyDisableSandbox: false,
+      },
+    };
+    for (const [name, input] of Object.entries(inputs)) {
+      expect([name, getToolDefinition(name)!.inputSchema.safeParse(input).success]).toEqual([name, true]);
+    }
+    const parse = (name: string, input: unknown) => getToolDefinition(name)!.inputSchema.safeParse(input);
+    expect(parse('Read', { file_path: 'a', offset: '2', limit: ' 3 ' }).data).toEqual({
+      file_path: 'a',
+      offset: 2,
+      limit: 3,
+    });
+    expect(parse('Read', { file_path: 'a', limit: '2.0' }).data).toEqual({ file_path: 'a', limit: 2 });
+    expect(parse('Grep', { pattern: 'x', '-A': '1', '-o': 'true', head_limit: '0' }).data).toEqual({
+      pattern: 'x',
+      '-A': 1,
+      '-o': true,
+      head_limit: 0,
+    });
+    expect(parse('Bash', { command: 'ls', timeout: '5000', run_in_background: 'false' }).data).toEqual({
+      command: 'ls',
+      timeout: 5000,
+      run_in_background: false,
+    });
+    expect(parse('Edit', { file_path: 'a', old_string: 'x', new_string: 'y', replace_all: 'true' }).data).toMatchObject(
+      {
+        replace_all: true,
+      },
+    );
+    for (const bad of ['abc', '1.5', '', '1e3', '0x10'])
+      expect([bad, parse('Read', { file_path: 'a', limit: bad }).success]).toEqual([bad, false]);
+    expect(parse('Read', { file_path: 'a.pdf', pages: '0' }).success).toBe(false);
+    expect(parse('Read', { file_path: 'a.pdf', pages: '1-21' }).success).toBe(false);
+    expect(parse('Read', { file_path: 'a.pdf', pages: '3-2' }).success).toBe(false);
+    expect(parse('Bash', { command: 'ls', run_in_background: true }).success).toBe(false);
+    expect(parse('Bash', { command: 'ls', dangerouslyDisableSandbox: true }).success).toBe(false);
+  });
+
+  it('classifies a coerced input as safe, and as unsafe for workflows from before coercion (legacyInputs)', () => {
+    const classify = (name: string, input: unknown, legacyInputs: boolean) =>
+      classifyToolUse(getToolDefinition(name), input, { legacyInputs }).concurrencySafe;
+    for (const [name, input] of [
+      ['Read', { file_path: 'a', limit: '3' }],
+      ['Read', { file_path: 'a.pdf', pages: '1' }],
+      ['Grep', { pattern: 'x', '-o': true }],
+      ['Grep', { pattern: 'x', '-n': 'true' }],
+      ['Bash', { command: 'ls', timeout: '5000' }],
+    ] as const) {
+      expect([name, input, classify(name, input, false)]).toEqual([name, input, true]);
+      expect([name, input, classify(name, input, true)]).toEqual([name, input, false]);
+    }
+    expect(classify('Read', { file_path: 'a', limit: 3 }, true)).toBe(true);
+    expect(classify('Grep', { pattern: 'x', '-n': true, head_limit: 2 }, true)).toBe(true);
   });
 
   it('classifies concurrency and read-only-ness', () => {

@@ -112,11 +112,15 @@ function badValues(kind: Kind): [string, unknown][] {
         ['a huge number', 1e21],
         ['NaN', Number.NaN],
         ['Infinity', Number.POSITIVE_INFINITY],
-        ['a numeric string', '10'],
+        // An integer written as a string ('10') is taken, as Claude Code takes it; these are not integers.
+        ['a word', 'ten'],
+        ['a fractional string', '1.5'],
+        ['an empty string', ''],
         ...WRONG_TYPES.filter(([label]) => label !== 'a number'),
       ];
     case 'bool':
-      return [['the string "true"', 'true'], ['1', 1], ...WRONG_TYPES.filter(([label]) => label !== 'a boolean')];
+      // "true" and "false" are taken by the tools that take them from Claude Code's models.
+      return [['the string "yes"', 'yes'], ['1', 1], ...WRONG_TYPES.filter(([label]) => label !== 'a boolean')];
     case 'enum':
       return [
         ['an unknown value', 'lines'],

@@ -33,18 +33,18 @@ describe('Glob', () => {
     await writeFiles(['a.ts', 'src/b.ts', 'src/sub/c.ts', 'src/d.js', '.github/ci.yml', 'README.md']);
   });
 
-  it('lists matches relative to the workspace, newest first', async () => {
-    expect(await glob({ pattern: '**/*.ts' })).toEqual({ isError: false, content: 'src/sub/c.ts\nsrc/b.ts\na.ts' });
+  it('lists matches relative to the workspace, oldest first', async () => {
+    expect(await glob({ pattern: '**/*.ts' })).toEqual({ isError: false, content: 'a.ts\nsrc/b.ts\nsrc/sub/c.ts' });
   });
 
   it('anchors patterns with a slash; a bare pattern matches at any depth', async () => {
     expect((await glob({ pattern: 'src/*.ts' })).content).toBe('src/b.ts');
-    expect((await glob({ pattern: '*.ts' })).content).toBe('src/sub/c.ts\nsrc/b.ts\na.ts');
-    expect((await glob({ pattern: 'src/**/*.{ts,js}' })).content).toBe('src/d.js\nsrc/sub/c.ts\nsrc/b.ts');
+    expect((await glob({ pattern: '*.ts' })).content).toBe('a.ts\nsrc/b.ts\nsrc/sub/c.ts');
+    expect((await glob({ pattern: 'src/**/*.{ts,js}' })).content).toBe('src/b.ts\nsrc/sub/c.ts\nsrc/d.js');
   });
 
   it('searches under path and still prints workspace-relative paths', async () => {
-    expect((await glob({ pattern: '*.ts', path: 'src' })).content).toBe('src/sub/c.ts\nsrc/b.ts');
+    expect((await glob({ pattern: '*.ts', path: 'src' })).content).toBe('src/b.ts\nsrc/sub/c.ts');
     expect((await glob({ pattern: '*.ts', path: path.join(workspace, 'src/sub') })).content).toBe('src/sub/c.ts');
   });
 
@@ -66,15 +66,15 @@ describe('Glob', () => {
     expect((await glob({ pattern: '**/*.ts' })).content).not.toContain('build/out.ts');
   });
 
-  it('cuts the list at 100 files with a notice', async () => {
-    await writeFiles(Array.from({ length: 120 }, (_, i) => `many/f${String(i).padStart(3, '0')}.txt`));
+  it('keeps the 100 oldest of 150 files, with the notice Claude Code gives', async () => {
+    await writeFiles(Array.from({ length: 150 }, (_, i) => `many/f${String(i).padStart(3, '0')}.txt`));
     const result = await glob({ pattern: 'many/*.txt' });
     const lines = result.content.split('\n');
     expect(lines).toHaveLength(101);
-    expect(lines[0]).toBe('many/f119.txt');
-    expect(lines[99]).toBe('many/f020.txt');
+    expect(lines[0]).toBe('many/f000.txt');
+    expect(lines[99]).toBe('many/f099.txt');
     expect(lines[100]).toBe(
-      '(Results are truncated: showing 100 of 120 files. Consider using a more specific path or pattern.)',
+      '(Showing 100 of 150 matching files; 50 more are not listed. Narrow the pattern or path to see the rest.)',
     );
   });
 
@@ -94,7 +94,7 @@ describe('Glob ignore rules', () => {
     await writeFiles(['keep.ts', 'gen/skip.ts', 'debug.log', 'notes.log.txt', 'sub/local.ts', 'sub/inner.ts']);
     await writeFile(path.join(workspace, '.gitignore'), 'gen/\n*.log\n');
     await writeFile(path.join(workspace, 'sub/.gitignore'), 'local.ts\n');
-    expect((await glob({ pattern: '**/*.ts' })).content).toBe('sub/inner.ts\nkeep.ts');
+    expect((await glob({ pattern: '**/*.ts' })).content).toBe('keep.ts\nsub/inner.ts');
     expect((await glob({ pattern: '*.log' })).content).toBe('No files found');
     expect((await glob({ pattern: 'debug.log' })).content).toBe('No files found');
     expect((await glob({ pattern: 'gen/*.ts' })).content).toBe('No files found');

@@ -36,13 +36,13 @@ describe('golden: Bash', () => {
     expect(await run({ command: 'true' })).toEqual(ok('(Bash completed with no output)'));
   });
 
-  it('exit code, timeout, cut output', async () => {
+  it("exit code, timeout, a failed command's cut output", async () => {
     expect(await run({ command: 'ls src; exit 4' })).toEqual(error('index.ts', 'legacy.js', 'util', 'Exit code 4'));
     expect(await run({ command: 'sleep 5', timeout: 200 })).toEqual(
       error('Command timed out after 200 ms; it and every process it started were killed.'),
     );
-    expect(await run({ command: "printf 'x%.0s' $(seq 30010)" })).toEqual(
-      ok('x'.repeat(30_000), '... [output truncated: 10 more characters not shown]'),
+    expect(await run({ command: "printf 'x%.0s' $(seq 30010); exit 2" })).toEqual(
+      error('x'.repeat(30_000), '... [output truncated: 10 more characters not shown]', 'Exit code 2'),
     );
   });
 });

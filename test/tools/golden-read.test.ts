@@ -59,10 +59,10 @@ describe('golden: Read', () => {
     );
   });
 
-  it('CRLF line ends, a cut line and an absolute path', async () => {
+  it('CRLF line ends, a long line shown whole, and an absolute path', async () => {
     expect(await read({ file_path: 'data/win.txt' })).toEqual(ok('     1\talpha', '     2\tbeta', '     3\tgamma'));
     expect(await read({ file_path: `${workspace}/data/wide.txt` })).toEqual(
-      ok(`     1\t${'0123456789'.repeat(200)}... [line truncated, 100 more characters]`, '     2\tshort'),
+      ok(`     1\t${'0123456789'.repeat(210)}`, '     2\tshort'),
     );
   });
 
@@ -90,7 +90,9 @@ describe('golden: Read', () => {
       ),
     );
     expect(await read({ file_path: 'data/logo.png' })).toEqual(
-      error('Cannot read data/logo.png: it is a binary file (a .png file). Read shows text files only.'),
+      error(
+        'data/logo.png cannot be sent as an image: it is damaged or cut short. Look at it with Bash (e.g. `file data/logo.png`), or make a smaller or repaired copy (e.g. with convert) and read that.',
+      ),
     );
     expect(await read({ file_path: '../etc/passwd' })).toEqual(
       error(

@@ -20,46 +20,46 @@ afterAll(async () => {
 });
 
 describe('golden: Glob', () => {
-  it('everything, newest first, without gitignored files', async () => {
+  it('everything, oldest first, without gitignored files', async () => {
     expect(await run('Glob', { pattern: '**/*' })).toEqual(
       ok(
-        '.github/workflows/ci.yml',
-        '.gitignore',
-        'data/wide.txt',
-        'data/logo.png',
-        'data/win.txt',
-        'docs/empty.md',
-        'docs/guide.md',
-        'src/legacy.js',
-        'src/util/strings.ts',
-        'src/util/math.ts',
-        'src/index.ts',
-        'package.json',
         'README.md',
+        'package.json',
+        'src/index.ts',
+        'src/util/math.ts',
+        'src/util/strings.ts',
+        'src/legacy.js',
+        'docs/guide.md',
+        'docs/empty.md',
+        'data/win.txt',
+        'data/logo.png',
+        'data/wide.txt',
+        '.gitignore',
+        '.github/workflows/ci.yml',
       ),
     );
   });
 
   it('by extension, under a path, and no match', async () => {
     expect(await run('Glob', { pattern: '**/*.ts' })).toEqual(
-      ok('src/util/strings.ts', 'src/util/math.ts', 'src/index.ts'),
+      ok('src/index.ts', 'src/util/math.ts', 'src/util/strings.ts'),
     );
-    expect(await run('Glob', { pattern: '*.md', path: 'docs' })).toEqual(ok('docs/empty.md', 'docs/guide.md'));
+    expect(await run('Glob', { pattern: '*.md', path: 'docs' })).toEqual(ok('docs/guide.md', 'docs/empty.md'));
     expect(await run('Glob', { pattern: '**/*.rs' })).toEqual(ok('No files found'));
   });
 
-  it('at most 100 files, with a notice', async () => {
+  it('at most 100 files, the oldest, with a notice', async () => {
     for (let i = 0; i < 105; i++) {
       const file = path.join(workspace, 'many', `f${String(i).padStart(3, '0')}.txt`);
       mkdirSync(path.dirname(file), { recursive: true });
       writeFileSync(file, `${i}\n`);
       utimesSync(file, FIXTURE_EPOCH_SECONDS + 10_000 + i, FIXTURE_EPOCH_SECONDS + 10_000 + i);
     }
-    const expected = Array.from({ length: 100 }, (_, i) => `many/f${String(104 - i).padStart(3, '0')}.txt`);
+    const expected = Array.from({ length: 100 }, (_, i) => `many/f${String(i).padStart(3, '0')}.txt`);
     expect(await run('Glob', { pattern: 'many/*.txt' })).toEqual(
       ok(
         ...expected,
-        '(Results are truncated: showing 100 of 105 files. Consider using a more specific path or pattern.)',
+        '(Showing 100 of 105 matching files; 5 more are not listed. Narrow the pattern or path to see the rest.)',
       ),
     );
     await rm(path.join(workspace, 'many'), { recursive: true });

@@ -156,3 +156,35 @@ describe('Grep pagination and messages', () => {
     await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
   });
 });
+
+describe('Grep takes the inputs Claude Code takes', () => {
+  it('-o prints only the matched parts, one per line', async () => {
+    const result = await grep({ pattern: 'TO[A-Z]+', output_mode: 'content', '-o': true });
+    expect(result).toEqual({
+      isError: false,
+      content: 'docs/notes.md:3:TODO\nsrc/app.ts:2:TODO\nsrc/deep/mod.py:2:TODO',
+    });
+    expect(result.content.split('\n').sort()).toEqual(rg('-n', '-o', 'TO[A-Z]+'));
+  });
+
+  it('context is -C under another name, and wins when both are given', async () => {
+    const withContext = await grep({ pattern: 'TODO: fix', output_mode: 'content', context: 1, '-C': 3 });
+    expect(withContext.content).toBe(
+      'src/app.ts-1-import x from "y";\nsrc/app.ts:2:// TODO: fix\nsrc/app.ts-3-export const foo = 1;',
+    );
+    expect(await grep({ pattern: 'TODO: fix', output_mode: 'content', '-C': 1 })).toEqual(withContext);
+  });
+
+  it('takes whole numbers and booleans written as strings, and refuses other strings', async () => {
+    expect(await grep({ pattern: 'foo', output_mode: 'content', head_limit: '2', '-A': ' 1', '-n': 'true' })).toEqual(
+      await grep({ pattern: 'foo', output_mode: 'content', head_limit: 2, '-A': 1, '-n': true }),
+    );
+    expect((await grep({ pattern: 'foo', offset: '1', head_limit: '1' })).content).toBe(
+      (await grep({ pattern: 'foo', offset: 1, head_limit: 1 })).content,
+    );
+    const fraction = await grep({ pattern: 'foo', head_limit: '1.5' });
+    expect(fraction.isError).toBe(true);
+    expect(fraction.content).toContain('InputValidationError: head_limit:');
+    expect((await grep({ pattern: 'foo', '-i': 'yes' })).isError).toBe(true);
+  });
+});

@@ -6,6 +6,7 @@ import { executeTool, type ToolContext } from '../../src/activities/tools';
 import { fileStateKey, type ReadFileStates } from '../../src/shared/file-state';
 import { makeWorkspace, tempDir } from '../support/harness';
 import { runToolAttempt } from '../support/tool-activity';
+import { FileContentStore } from '../../src/activities/store/content-store';
 
 /** An attempt that dies (as a SIGKILLed worker would) right after the tool ran, before the journal says so. */
 const diesAfterTool = async (name: string, input: unknown, ctx: ToolContext) => {
@@ -40,6 +41,37 @@ describe('the tool journal under faults', () => {
   let storeDir: string;
   beforeEach(() => {
     storeDir = tempDir('journal-store');
+  });
+
+  test('an image Read is stored as an image block; the workflow gets its ref, a text preview and an estimate', async () => {
+    const png = Buffer.from(
+      'iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEElEQVR4nGP4z8AARAwQCgAf7gP9i18U1AAAAABJRU5ErkJggg==',
+      'base64',
+    );
+    const workspace = makeWorkspace({});
+    fs.writeFileSync(path.join(workspace, 'red.png'), png);
+    const { result, block } = await runToolAttempt({
+      storeDir,
+      workspace,
+      id: 'toolu_img',
+      name: 'Read',
+      input: { file_path: 'red.png' },
+    });
+    expect(block.content).toEqual([
+      { type: 'image', source: { type: 'base64', media_type: 'image/png', data: png.toString('base64') } },
+    ]);
+    expect(result).toMatchObject({ isError: false, preview: '[image: image/png, 73 bytes]', chars: 6400 });
+    expect(await new FileContentStore(storeDir).get(result.ref)).toEqual(block);
+  });
+
+  test('a resumed Bash call saves its long output as a fresh call does', async () => {
+    const workspace = makeWorkspace({});
+    const call = { storeDir, workspace, id: 'toolu_long', name: 'Bash', input: { command: 'seq 1 20000' } };
+    await expect(runToolAttempt({ ...call, deps: { execute: diesAfterTool } })).rejects.toThrow('worker died');
+    const retry = await runToolAttempt({ ...call, attempt: 2 });
+    expect(retry.block.content).toMatch(
+      /^<persisted-output>\nOutput too large \(106\.3KB\)\. Full output saved to: \.durable-agent\/tool-results\/Bash-[0-9a-f]{16}\.txt\n/,
+    );
   });
 
   test.each(['the data directory', 'the workspace (written by an older worker)'])(
@@ -207,10 +239,10 @@ describe('the tool journal under faults', () => {
       storeDir,
       workspace,
       id: 'toolu_big',
-      name: 'Read',
-      input: { file_path: 'big.txt' },
+      name: 'Grep',
+      input: { pattern: 'line', path: 'big.txt', output_mode: 'content', head_limit: 0 },
     });
-    const saved = /saved to (\.durable-agent\/tool-results\/[^ ]+\.txt)/.exec(big.block.content)?.[1];
+    const saved = /saved to (\.durable-agent\/tool-results\/[^ ]+\.txt)/.exec(String(big.block.content))?.[1];
     expect(saved).toBeDefined();
     fs.rmSync(path.join(workspace, '.durable-agent'), { recursive: true, force: true });
     const read = await runToolAttempt({

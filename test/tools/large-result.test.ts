@@ -59,12 +59,10 @@ describe('large results are stored aside', () => {
     const read = await session.run('Read', { file_path: stored });
     const lines = read.content.split('\n');
     expect(read.isError).toBe(false);
-    expect(read.content.length).toBeGreaterThan(LARGE_RESULT_CHARS);
     expect(lines[0]).toBe('     1\tbig.log.txt:1:entry 00001 of the big log file');
-    expect(lines[1999]).toBe('  2000\tbig.log.txt:2000:entry 02000 of the big log file');
-    expect(lines[2001]).toBe(
-      '(Showing lines 1-2000. The file has more lines: call Read with offset 2001 to continue.)',
-    );
+    // Over Read's token cap: shown a page at a time, not stored again.
+    expect(read.content).toContain(`[Truncated: PARTIAL view — ${stored}: showing lines 1-`);
+    expect(read.content).not.toMatch(NOTICE);
     expect(await readdir(path.join(workspace, TOOL_RESULTS_DIR))).toHaveLength(1);
     expect((await session.run('Read', { file_path: stored, offset: 2999, limit: 5 })).content).toBe(
       '  2999\tbig.log.txt:2999:entry 02999 of the big log file\n  3000\tbig.log.txt:3000:entry 03000 of the big log file',
@@ -73,24 +71,33 @@ describe('large results are stored aside', () => {
     expect(grep.content).toBe(`${stored}:2500:big.log.txt:2500:entry 02500 of the big log file`);
   });
 
-  it('stores a large Read of an ordinary file, keeping its file state', async () => {
+  it('never stores a Read: its own token cap bounds it, and the file state is kept', async () => {
     const result = await session.run('Read', { file_path: 'big.log.txt' });
-    expect(result.content).toMatch(NOTICE);
+    expect(result.content).not.toMatch(NOTICE);
     expect(result.content.startsWith('     1\tentry 00001 of the big log file\n')).toBe(true);
+    // About 96,000 characters, under the 25,000-token cap: shown whole, although over LARGE_RESULT_CHARS.
+    expect(result.content.length).toBeGreaterThan(LARGE_RESULT_CHARS);
+    expect(result.content.split('\n')).toHaveLength(3000);
     expect(result.fileStates).toHaveLength(1);
+    await expect(readdir(path.join(workspace, '.durable-agent'))).rejects.toThrow();
     expect(
       (await session.run('Edit', { file_path: 'big.log.txt', old_string: 'entry 00001', new_string: 'first' })).isError,
     ).toBe(false);
   });
 
-  it('leaves small results, failures and Bash (cut at 30,000 characters) alone', async () => {
+  it('leaves small results and failures alone, and saves long Bash output in its own form', async () => {
     expect((await session.run('Grep', { pattern: 'entry 00001', output_mode: 'content' })).content).toBe(
       'big.log.txt:1:entry 00001 of the big log file',
     );
-    expect((await session.run('Bash', { command: 'cat big.log.txt' })).content).toMatch(/output truncated/);
     const failure = { content: 'x'.repeat(LARGE_RESULT_CHARS + 1), isError: true };
     expect(await storeLargeResult('Bash', failure, workspace)).toBe(failure);
     await expect(readdir(path.join(workspace, '.durable-agent'))).rejects.toThrow();
+    const bash = (await session.run('Bash', { command: 'cat big.log.txt' })).content;
+    const saved = /^<persisted-output>\nOutput too large \(93\.7KB\)\. Full output saved to: (\S+)\n/.exec(bash)?.[1];
+    expect(saved).toMatch(/^\.durable-agent\/tool-results\/Bash-[0-9a-f]{16}\.txt$/);
+    expect(await readFile(path.join(workspace, saved!), 'utf8')).toBe(
+      (await readFile(path.join(workspace, 'big.log.txt'), 'utf8')).trimEnd(),
+    );
   });
 
   it('cuts the result instead when .durable-agent leads outside the workspace', async () => {

@@ -31,7 +31,9 @@ describe('malformed inputs become is_error results', () => {
     ['Read', { file_path: 'a', offset: -1 }],
     ['Read', { file_path: 'a', offset: 1.5 }],
     ['Read', { file_path: 'a', limit: 0 }],
-    ['Read', { file_path: 'a', limit: '10' }],
+    ['Read', { file_path: 'a', limit: 'ten' }],
+    ['Read', { file_path: 'a', limit: '1.5' }],
+    ['Read', { file_path: 'a', pages: 'all' }],
     ['Read', { file_path: 'a', bogus: true }],
     ['Write', { file_path: 'a' }],
     ['Write', { file_path: 'a', content: 5 }],
@@ -53,6 +55,7 @@ describe('malformed inputs become is_error results', () => {
     ['Bash', { command: 'ls', timeout: 0 }],
     ['Bash', { command: ['ls'] }],
     ['Bash', { command: 'ls', run_in_background: true }],
+    ['Bash', { command: 'ls', dangerouslyDisableSandbox: true }],
   ])('%s %#', async (name, input) => {
     const result = await executeTool(name, input, ctx);
     expect(result.isError).toBe(true);
@@ -67,7 +70,7 @@ describe('malformed inputs become is_error results', () => {
       isError: true,
       content:
         'InputValidationError: file_path: Invalid input: expected string, received number\n' +
-        'InputValidationError: "extra": unknown parameter; Read accepts only file_path, offset, limit\n' +
+        'InputValidationError: "extra": unknown parameter; Read accepts only file_path, offset, limit, pages, allow_large\n' +
         'Fix the input and call Read again.',
     });
     expect((await executeTool('Edit', { file_path: 'a', old_string: 'x' }, ctx)).content).toContain(

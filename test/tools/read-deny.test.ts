@@ -212,7 +212,7 @@ describe('Glob leaves out denied files', () => {
     const result = await run('Glob', { pattern: '**/*' });
     expect(result).toEqual({
       isError: false,
-      content: ['zz.txt', 'notes.md', 'src/app.ts', WITHHELD_NOTE].join('\n'),
+      content: ['src/app.ts', 'notes.md', 'zz.txt', WITHHELD_NOTE].join('\n'),
     });
   });
 
@@ -230,7 +230,7 @@ describe('Glob leaves out denied files', () => {
   it('a single-file rule hides just that file', async () => {
     expect(await run('Glob', { pattern: '*.txt' }, [SINGLE])).toEqual({
       isError: false,
-      content: ['zz.txt', 'secrets/nested/deep.txt', 'secrets/key.txt', WITHHELD_NOTE].join('\n'),
+      content: ['secrets/key.txt', 'secrets/nested/deep.txt', 'zz.txt', WITHHELD_NOTE].join('\n'),
     });
   });
 });

@@ -45,7 +45,11 @@ function runReadOnly(workspace: string, storeDir: string, calls: Array<{ id: str
       { id: 'toolu_read', name: 'Read', input: { file_path: 'src/a.txt' } },
       { id: 'toolu_grep', name: 'Grep', input: { pattern: 'hello' } },
       { id: 'toolu_glob', name: 'Glob', input: { pattern: '**/*.txt' } },
-      { id: 'toolu_big', name: 'Read', input: { file_path: 'big.txt' } },
+      {
+        id: 'toolu_big',
+        name: 'Grep',
+        input: { pattern: 'line', path: 'big.txt', output_mode: 'content', head_limit: 0 },
+      },
       { id: 'toolu_write', name: 'Write', input: { file_path: 'new.txt', content: 'x\n' } },
     ]);
     expect(read?.block.content).toContain('hello');
@@ -57,7 +61,7 @@ function runReadOnly(workspace: string, storeDir: string, calls: Array<{ id: str
     expect(write?.result.isError).toBe(true);
     expect(write?.block.content).toContain('read-only file system');
 
-    const saved = /saved to (\.durable-agent\/tool-results\/[^ ]+\.txt)/.exec(big?.block.content ?? '')?.[1];
+    const saved = /saved to (\.durable-agent\/tool-results\/[^ ]+\.txt)/.exec(String(big?.block.content ?? ''))?.[1];
     expect(saved).toBeDefined();
     expect(fs.existsSync(path.join(workspace, '.durable-agent'))).toBe(false);
     const [page] = runReadOnly(workspace, storeDir, [

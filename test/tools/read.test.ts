@@ -3,8 +3,13 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { executeTool, type ToolContext } from '../../src/activities/tools/index';
 import { toolContext } from './support/context';
-import { runRead } from '../../src/activities/tools/read';
 import { seen } from './support/session';
+
+/** A 2x2 red PNG. */
+const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEElEQVR4nGP4z8AARAwQCgAf7gP9i18U1AAAAABJRU5ErkJggg==',
+  'base64',
+);
 
 let workspace: string;
 let ctx: ToolContext;
@@ -46,21 +51,13 @@ describe('Read', () => {
     expect((await read({ file_path: 'c.txt', offset: 9 })).content).toBe('     9\tline 9\n    10\tline 10');
   });
 
-  it('reads 2000 lines by default', async () => {
-    await writeFile(path.join(workspace, 'long.txt'), Array.from({ length: 2500 }, (_, i) => String(i + 1)).join('\n'));
-    const result = await read({ file_path: 'long.txt' });
-    const lines = result.content.split('\n');
-    expect(lines[1999]).toBe('  2000\t2000');
-    expect(result.content).toContain('offset 2001');
-    expect(result.content).not.toContain('\t2001');
-  });
-
-  it('cuts lines longer than 2000 characters with a marker', async () => {
-    await writeFile(path.join(workspace, 'wide.txt'), `${'x'.repeat(2500)}\nshort\n`);
-    const result = await read({ file_path: 'wide.txt' });
-    const [first, second] = result.content.split('\n');
-    expect(first).toBe(`     1\t${'x'.repeat(2000)}... [line truncated, 500 more characters]`);
-    expect(second).toBe('     2\tshort');
+  it('reads the whole file by default, with no line count limit and no line cut', async () => {
+    await writeFile(path.join(workspace, 'long.txt'), Array.from({ length: 3000 }, (_, i) => String(i + 1)).join('\n'));
+    const lines = (await read({ file_path: 'long.txt' })).content.split('\n');
+    expect(lines).toHaveLength(3000);
+    expect(lines[2999]).toBe('  3000\t3000');
+    await writeFile(path.join(workspace, 'wide.txt'), `${'x'.repeat(2503)}\nshort\n`);
+    expect((await read({ file_path: 'wide.txt' })).content).toBe(`     1\t${'x'.repeat(2503)}\n     2\tshort`);
   });
 
   it('warns about an empty file and an offset past the end', async () => {
@@ -118,12 +115,15 @@ describe('Read parity details', () => {
     expect((await read({ file_path: 'nodir/index.ts' })).content).toBe('File does not exist: nodir/index.ts');
   });
 
-  it('refuses known binary formats by extension even without a NUL byte', async () => {
-    await writeFile(path.join(workspace, 'doc.PDF'), '%PDF-1.4\n%\u00e2\u00e3\n');
-    expect(await read({ file_path: 'doc.PDF' })).toEqual({
+  it('refuses known binary formats by extension, with or without a NUL byte', async () => {
+    await writeFile(path.join(workspace, 'tool.EXE'), 'MZ\u0090 no nul here\n');
+    await writeFile(path.join(workspace, 'nul.dat'), 'hello\0world\n');
+    expect(await read({ file_path: 'tool.EXE' })).toEqual({
       isError: true,
-      content: 'Cannot read doc.PDF: it is a binary file (a .pdf file). Read shows text files only.',
+      content:
+        'This tool cannot read binary files. The file appears to be a binary .exe file. Use a shell command or script that can read the format.',
     });
+    expect((await read({ file_path: 'nul.dat' })).content).toContain('appears to be a binary .dat file');
   });
 
   it('does not claim more lines when the window ends exactly at the end of the file', async () => {
@@ -134,29 +134,169 @@ describe('Read parity details', () => {
     expect((await read({ file_path: 'three.txt', offset: 0 })).content).toBe('     1\ta\n     2\tb\n     3\tc');
   });
 
-  it('reads a huge single line quickly and cuts it, keeping CRLF out of the count', async () => {
+  it('reads a huge single line quickly with allow_large, showing its start', async () => {
     await writeFile(path.join(workspace, 'min.js'), `${'y'.repeat(30_000_000)}\r\nend\r\n`);
+    expect((await read({ file_path: 'min.js' })).content).toContain(
+      'File content (28.6MB) exceeds maximum allowed size (256KB)',
+    );
     const started = Date.now();
-    const result = await read({ file_path: 'min.js' });
+    const result = await read({ file_path: 'min.js', allow_large: true });
     expect(Date.now() - started).toBeLessThan(5000);
+    // 85% of the share of the range that fits 100,000 tokens: 0.85 x floor(30,000,007 x 100,000 / 7,500,003).
     expect(result.content).toBe(
-      `     1\t${'y'.repeat(2000)}... [line truncated, 29998000 more characters]\n     2\tend`,
+      `     1\t${'y'.repeat(339_999)}\n\n[Truncated: PARTIAL view — min.js: showing the first 339999 of 30000007 characters (7500003 tokens, cap 100000); this file has very long lines and cannot be paginated by line. Use Grep to find a specific section, or Read with offset/limit to page through it. Do NOT answer from this excerpt alone if the answer may be elsewhere in the file.]`,
     );
   });
 
-  it('does not split a surrogate pair when cutting a line', async () => {
-    await writeFile(path.join(workspace, 'emoji.txt'), `${'a'.repeat(1999)}😀😀\n`);
-    const [line] = (await read({ file_path: 'emoji.txt' })).content.split('\n');
-    expect(line).toBe(`     1\t${'a'.repeat(1999)}... [line truncated, 4 more characters]`);
+  it('refuses a range over the token cap when a limit was given', async () => {
+    await writeFile(path.join(workspace, 'wide.txt'), `${'w'.repeat(2000)}\n`.repeat(2500));
+    expect(await read({ file_path: 'wide.txt', limit: 100_000 })).toEqual({
+      isError: true,
+      content:
+        'File content (1251250 tokens) exceeds maximum allowed tokens (25000). Use offset and limit parameters to read specific portions of the file, or search for specific content instead of reading the whole file. To read it anyway, up to what still fits in your context, call Read again with allow_large: true — only if you genuinely need all of it or the user asked for the whole file.',
+    });
+    expect((await read({ file_path: 'wide.txt', offset: 3, limit: 2 })).content).toContain('     4\t');
+  });
+});
+
+/** Outputs captured from Claude Code 2.1.332 for the same files (its Read of them, via a scripted model). */
+describe('Read as Claude Code reads', () => {
+  it('refuses a file over 256 KB without a limit, and reads one of exactly 256 KB', async () => {
+    const exact = `${'a'.repeat(99)}\n`.repeat(2621) + `${'b'.repeat(43)}\n`;
+    expect(Buffer.byteLength(exact)).toBe(262_144);
+    await writeFile(path.join(workspace, 'exact.txt'), exact);
+    await writeFile(path.join(workspace, 'over.txt'), `${exact}b`);
+    expect((await read({ file_path: 'exact.txt' })).isError).toBe(false);
+    expect(await read({ file_path: 'over.txt' })).toEqual({
+      isError: true,
+      content:
+        'File content (256KB) exceeds maximum allowed size (256KB). Use offset and limit parameters to read specific portions of the file, or search for specific content instead of reading the whole file. To read it anyway, up to what still fits in your context, call Read again with allow_large: true \u2014 only if you genuinely need all of it or the user asked for the whole file.',
+    });
+    // An offset alone does not lift the limit; a limit or allow_large does.
+    expect((await read({ file_path: 'over.txt', offset: 10 })).isError).toBe(true);
+    expect((await read({ file_path: 'over.txt', limit: 2 })).content).toContain('     2\taaa');
+    expect((await read({ file_path: 'over.txt', offset: 2, limit: 2 })).content).toContain('     3\taaa');
+    expect((await read({ file_path: 'over.txt', allow_large: true })).content).toContain('  2622\tbbb');
   });
 
-  it('stops at about 4 MB of text whatever the limit, and says where to continue', async () => {
-    const wide = `${'w'.repeat(2000)}\n`.repeat(2500);
-    await writeFile(path.join(workspace, 'wide.txt'), wide);
-    // runRead itself: executeTool would store a result this large aside (see large-result.test.ts).
-    const result = await runRead({ file_path: 'wide.txt', limit: 100_000 }, ctx);
-    expect(result.content).toContain(
-      '(Showing lines 1-2001. The file has more lines: call Read with offset 2002 to continue.)',
+  it('shows a file over the 25,000-token cap a page at a time, saying where the next page starts', async () => {
+    await writeFile(
+      path.join(workspace, 'lines.txt'),
+      Array.from({ length: 3000 }, (_, i) => `${String(i).padStart(5, '0')} ${'w'.repeat(33)}\n`).join(''),
     );
+    const lines = (await read({ file_path: 'lines.txt' })).content.split('\n');
+    // Claude Code showed lines 1-2073 of this file too.
+    expect(lines[2072]).toBe(`  2073\t02072 ${'w'.repeat(33)}`);
+    expect(lines[2073]).toBe('');
+    expect(lines[2074]).toBe(
+      '[Truncated: PARTIAL view — lines.txt: showing lines 1-2073 of 3000 total (30750 tokens, cap 25000). Call Read with offset=2074 limit=2073 for the next page, or Grep to find a specific section. To read it anyway, up to what still fits in your context, call Read again with allow_large: true — only if you genuinely need all of it or the user asked for the whole file. Do NOT answer from this page alone if the answer may be further in the file.]',
+    );
+    expect(lines).toHaveLength(2075);
+    const next = (await read({ file_path: 'lines.txt', offset: 2074, limit: 2073 })).content.split('\n');
+    expect(next[0]).toBe(`  2074\t02073 ${'w'.repeat(33)}`);
+    expect(next.at(-1)).toBe(`  3000\t02999 ${'w'.repeat(33)}`);
+  });
+
+  it('reads a file with NUL bytes and no binary extension as text, with a note', async () => {
+    await writeFile(path.join(workspace, 'nul_noext'), 'hello\0world\nsecond line\n');
+    const ccNote =
+      '[This file has NUL bytes in its first 8 KB: binary data, UTF-16/UTF-32 without a byte-order mark, or text with embedded NULs. Edit and Write will refuse it: change it with a shell command that keeps its encoding, or ask the user whether to convert it to UTF-8.]';
+    const result = await read({ file_path: 'nul_noext' });
+    expect(result.isError).toBe(false);
+    expect(
+      result.content.startsWith(
+        '     1\thello\0world\n     2\tsecond line\n\n[This file has NUL bytes in its first 8 KB',
+      ),
+    ).toBe(true);
+    // Claude Code's note says Edit and Write refuse such a file; here Write could replace it (without NULs).
+    expect(result.content.slice(result.content.indexOf('[This'))).toBe(
+      ccNote.replace('Edit and Write will refuse it', 'Edit will refuse it and Write cannot write NUL bytes'),
+    );
+  });
+
+  it('takes offset and limit written as strings', async () => {
+    await writeFile(path.join(workspace, 'g.txt'), 'alpha one\nbeta two\nalpha three\ngamma\n');
+    expect((await read({ file_path: 'g.txt', offset: '2', limit: '2.0' })).content).toBe(
+      '     2\tbeta two\n     3\talpha three\n\n(Showing lines 2-3. The file has more lines: call Read with offset 4 to continue.)',
+    );
+  });
+
+  it('renders a notebook as Claude Code does', async () => {
+    await writeFile(
+      path.join(workspace, 'nb.ipynb'),
+      '{\n "cells": [\n  {\n   "cell_type": "markdown",\n   "metadata": {},\n   "source": [\n    "# Title\\n",\n    "Some text"\n   ]\n  },\n  {\n   "cell_type": "code",\n   "execution_count": 1,\n   "metadata": {},\n   "source": [\n    "print(\'hi\')\\n",\n    "x = 1"\n   ],\n   "outputs": [\n    {\n     "name": "stdout",\n     "output_type": "stream",\n     "text": [\n      "hi\\n"\n     ]\n    }\n   ]\n  },\n  {\n   "cell_type": "code",\n   "execution_count": 2,\n   "metadata": {},\n   "source": [\n    "x + 1"\n   ],\n   "outputs": [\n    {\n     "data": {\n      "text/plain": [\n       "2"\n      ]\n     },\n     "execution_count": 2,\n     "metadata": {},\n     "output_type": "execute_result"\n    }\n   ]\n  },\n  {\n   "cell_type": "code",\n   "execution_count": 3,\n   "metadata": {},\n   "source": [\n    "1/0"\n   ],\n   "outputs": [\n    {\n     "ename": "ZeroDivisionError",\n     "evalue": "division by zero",\n     "output_type": "error",\n     "traceback": [\n      "Traceback line"\n     ]\n    }\n   ]\n  },\n  {\n   "cell_type": "raw",\n   "metadata": {},\n   "source": "raw text"\n  }\n ],\n "metadata": {\n  "kernelspec": {\n   "language": "python",\n   "name": "python3",\n   "display_name": "Python 3"\n  },\n  "language_info": {\n   "name": "python"\n  }\n },\n "nbformat": 4,\n "nbformat_minor": 5\n}',
+    );
+    expect(await read({ file_path: 'nb.ipynb' })).toEqual({
+      isError: false,
+      content:
+        '<cell id="cell-0"><cell_type>markdown</cell_type># Title\nSome text</cell id="cell-0">\n<cell id="cell-1">print(\'hi\')\nx = 1</cell id="cell-1">\n\nhi\n\n<cell id="cell-2">x + 1</cell id="cell-2">\n\n2\n<cell id="cell-3">1/0</cell id="cell-3">\n\nZeroDivisionError: division by zero\nTraceback line\n<cell id="cell-4"><cell_type>raw</cell_type>raw text</cell id="cell-4">',
+    });
+  });
+
+  it('renders notebook plots as image blocks, other languages and large outputs as Claude Code does', async () => {
+    const notebook = {
+      cells: [
+        {
+          cell_type: 'code',
+          id: 'abc',
+          source: 'plot()',
+          outputs: [
+            { output_type: 'display_data', data: { 'image/png': PNG.toString('base64'), 'text/plain': ['<Figure>'] } },
+          ],
+        },
+        {
+          cell_type: 'code',
+          source: ['big()'],
+          outputs: [{ output_type: 'stream', name: 'stdout', text: ['z'.repeat(12_000)] }],
+        },
+      ],
+      metadata: { language_info: { name: 'julia' } },
+    };
+    await writeFile(path.join(workspace, 'nb2.ipynb'), JSON.stringify(notebook));
+    const result = await executeTool('Read', { file_path: 'nb2.ipynb' }, ctx);
+    expect(result.blocks).toEqual([
+      { type: 'text', text: '<cell id="abc"><language>julia</language>plot()</cell id="abc">\n\n<Figure>' },
+      { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG.toString('base64') } },
+      {
+        type: 'text',
+        text: '<cell id="cell-1"><language>julia</language>big()</cell id="cell-1">\n\nOutputs are too large to include. Use Bash with: cat <notebook_path> | jq \'.cells[1].outputs\'',
+      },
+    ]);
+  });
+
+  it('returns an image as an image block, by what its bytes are', async () => {
+    await writeFile(path.join(workspace, 'img.png'), PNG);
+    await writeFile(path.join(workspace, 'pic.jpg'), PNG);
+    await writeFile(path.join(workspace, 'fake.png'), 'not really a png\n');
+    const image = { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG.toString('base64') } };
+    expect((await executeTool('Read', { file_path: 'img.png' }, ctx)).blocks).toEqual([image]);
+    expect((await executeTool('Read', { file_path: 'pic.jpg', offset: 2 }, ctx)).blocks).toEqual([image]);
+    expect(await read({ file_path: 'fake.png' })).toEqual({
+      isError: true,
+      content: `File has an image extension but its content is not a valid PNG/JPEG/GIF/WebP. Detected: unrecognized bytes (hex: 6e 6f 74 20 72 65 61 6c). This usually means a download saved an error/login page instead of the image. Use \`file "${path.join(workspace, 'fake.png')}"\` to confirm, or read it as text with Bash (e.g. \`head -c 500\`).`,
+    });
+  });
+
+  it('returns a PDF as a document block; pages is checked, and the whole document sent', async () => {
+    const pdf = Buffer.from('%PDF-1.4\n1 0 obj << /Type /Page >> endobj\n%%EOF\n');
+    await writeFile(path.join(workspace, 'doc.pdf'), pdf);
+    const document = {
+      type: 'document',
+      source: { type: 'base64', media_type: 'application/pdf', data: pdf.toString('base64') },
+    };
+    expect((await executeTool('Read', { file_path: 'doc.pdf' }, ctx)).blocks).toEqual([
+      { type: 'text', text: 'PDF file read: doc.pdf (48 bytes)' },
+      document,
+    ]);
+    expect((await executeTool('Read', { file_path: 'doc.pdf', pages: '2-3' }, ctx)).blocks).toEqual([
+      {
+        type: 'text',
+        text: 'PDF file read: doc.pdf (48 bytes) The whole document is attached: choosing pages is not supported here, so look at pages 2-3 in it.',
+      },
+      document,
+    ]);
+    expect((await read({ file_path: 'doc.pdf', pages: '1-30' })).content).toContain('InputValidationError: pages:');
+    await writeFile(path.join(workspace, 'not.pdf'), 'hello');
+    expect((await read({ file_path: 'not.pdf' })).content).toContain('is not a PDF');
   });
 });

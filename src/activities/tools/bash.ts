@@ -121,7 +121,13 @@ export function formatResult(run: Finished, timeoutMs: number, hints: string[] =
     parts.push(`Command was terminated by signal ${run.signal}`);
     return toolError(parts.join('\n'));
   }
-  return toolResult(parts.length > 0 ? parts.join('\n') : '(Bash completed with no output)');
+  const outcome = toolResult(parts.length > 0 ? parts.join('\n') : '(Bash completed with no output)');
+  if (run.kept === undefined) return outcome;
+  // Too long to show: the whole output is saved for the model to Read (storeLargeResult), and
+  // `content`, the first part with a notice, is what it sees if saving fails.
+  const lost = run.totalChars - run.kept.length;
+  const full = run.kept.replace(/[\r\n]+$/, '');
+  return { ...outcome, fullOutput: lost > 0 ? `${full}\n... [${lost} more characters were not kept]` : full };
 }
 
 /**

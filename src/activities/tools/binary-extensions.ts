@@ -1,6 +1,7 @@
 /**
- * Extensions of formats that are binary even when their first bytes hold no NUL (a PDF starts
- * with "%PDF-", a GIF with "GIF89a"): Read refuses them rather than show mojibake.
+ * Extensions of formats that are binary even when their first bytes hold no NUL (a GIF starts
+ * with "GIF89a"): Read refuses them rather than show mojibake, except the images and PDFs it
+ * shows as such (read-media.ts).
  */
 const BINARY_EXTENSIONS: ReadonlySet<string> = new Set(
   [
@@ -11,7 +12,7 @@ const BINARY_EXTENSIONS: ReadonlySet<string> = new Set(
     // Archives
     'zip gz tgz bz2 xz zst 7z rar tar jar war whl apk dmg iso',
     // Compiled code and databases
-    'exe dll so dylib o a lib obj class pyc pyo wasm node sqlite sqlite3 db bin',
+    'exe dll so dylib o a lib obj class pyc pyo wasm node sqlite sqlite3 db bin dat',
   ]
     .join(' ')
     .split(' '),

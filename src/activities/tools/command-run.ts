@@ -21,15 +21,20 @@ import {
  * worker sends it only once the journal records the group, so no command runs unrecorded.
  */
 
-/** Where one command's output, the count of bytes past the capture cap, and its exit status go. */
+/**
+ * Where one command's output goes: its first CAPTURE_BYTES (`output`), up to SAVED_BYTES more
+ * (`more`, kept so a long output can be saved whole for the model), the count of bytes past both
+ * (`rest`), and its exit status. A command started by a worker older than `more` has no such file.
+ */
 export interface CommandFiles {
   output: string;
+  more: string;
   rest: string;
   exit: string;
 }
 
 export function commandFiles(prefix: string): CommandFiles {
-  return { output: `${prefix}.out`, rest: `${prefix}.rest`, exit: `${prefix}.exit` };
+  return { output: `${prefix}.out`, more: `${prefix}.more`, rest: `${prefix}.rest`, exit: `${prefix}.exit` };
 }
 
 /** The machine, boot and PID namespace a process group lives in: outside them it cannot be supervised. */
@@ -66,15 +71,19 @@ export async function killCommand(group: Pick<CommandGroup, 'pgid' | 'mark'>): P
 export interface Finished {
   exitCode: number | null;
   signal: NodeJS.Signals | null;
+  /** The first BASH_MAX_OUTPUT_CHARS characters of the output. */
   output: string;
   totalChars: number;
+  /** When the output is longer than `output`: as much of it as was kept (up to SAVED_BYTES more bytes). */
+  kept?: string;
   timedOut: boolean;
 }
 
 /**
- * The group leader. Positional arguments: output file, rest file, exit file, capture cap, then the
- * command itself. The command's stdout and stderr share one pipe, in arrival order as a terminal
- * shows them, into a capture that keeps the first CAPTURE_BYTES and counts the rest. fd 3 is a pipe to the worker that hears the exit status the moment the command
+ * The group leader. Positional arguments: output file, rest file, exit file, capture cap, the file
+ * for the output past the cap and how much of it to keep, then the command itself. The command's
+ * stdout and stderr share one pipe, in arrival order as a terminal shows them, into a capture that
+ * keeps the first CAPTURE_BYTES byte by byte, the next SAVED_BYTES in blocks, and counts the rest. fd 3 is a pipe to the worker that hears the exit status the moment the command
  * ends (its background jobs may keep the capture pipe open much longer); the command and the
  * capture never see it. Exit status 125 without "go": the worker died before the command started,
  * and then there is no output file either (the leader makes it before it starts the command).
@@ -83,20 +92,23 @@ const LEADER_SCRIPT = [
   'IFS= read -r go || exit 125',
   '[ "$go" = go ] || exit 125',
   'exec </dev/null',
-  'out=$1 rest=$2 ex=$3 cap=$4',
+  'out=$1 rest=$2 ex=$3 cap=$4 more=$5 morecap=$6',
   // The output file exists from here on: without it, the command provably never started.
   ': >"$out" || exit 125',
-  'shift 4',
+  'shift 6',
   // The shell's own notes ("Terminated") are not the command's output: the command runs in a
   // subshell it replaces, and the shell that waits for it writes its own stderr nowhere.
   `{ (exec "$@" 2>&1 3>&-); c=$?; printf '%s\\n' "$c" >"$ex"; printf '%s\\n' "$c" >&3; } 2>/dev/null |`,
   // One byte per read, so what the command printed is on disk at once (head and dd with larger
   // blocks wait to fill them): a kill at the timeout keeps the output so far.
-  '{ dd bs=1 count="$cap" >"$out" 2>/dev/null; wc -c >"$rest"; } 3>&-',
+  // Past the first part, output is kept in blocks (fast): a command killed then loses at most a block.
+  '{ dd bs=1 count="$cap" >"$out" 2>/dev/null; head -c "$morecap" >"$more"; wc -c >"$rest"; } 3>&-',
 ].join('\n');
 
 /** Bytes of output kept on disk: enough for BASH_MAX_OUTPUT_CHARS characters of any UTF-8. */
 const CAPTURE_BYTES = BASH_MAX_OUTPUT_CHARS * 4;
+/** Bytes kept past CAPTURE_BYTES, so a long output can be saved for the model to Read; the rest is counted. */
+export const SAVED_BYTES = 16 * 1024 * 1024;
 /**
  * After the command exits, a background job it started may still hold the capture pipe open.
  * Wait this long for the rest of the output, then read what there is rather than hang.
@@ -182,10 +194,17 @@ export function runCommand(options: RunCommandOptions): Promise<Finished | { spa
     // detached: the leader heads a new process group, so one kill reaches everything it started.
     const leader = startLeader(
       '/bin/sh',
-      ['-c', LEADER_SCRIPT, 'durable-agent-bash', files.output, files.rest, files.exit, String(CAPTURE_BYTES)].concat(
-        options.file,
-        options.args,
-      ),
+      [
+        '-c',
+        LEADER_SCRIPT,
+        'durable-agent-bash',
+        files.output,
+        files.rest,
+        files.exit,
+        String(CAPTURE_BYTES),
+        files.more,
+        String(SAVED_BYTES),
+      ].concat(options.file, options.args),
       options.cwd,
       { ...options.env, [COMMAND_MARK_ENV]: mark },
     );
@@ -411,9 +430,11 @@ export async function readFinished(
   timedOut: boolean,
 ): Promise<Finished> {
   const bytes = await readFile(files.output).catch(() => Buffer.alloc(0));
-  // A character cut in two by the capture cap is dropped, not shown as a replacement mark.
+  // Missing for a command a worker without it started.
+  const more = await readFile(files.more).catch(() => Buffer.alloc(0));
+  // A character cut in two by a cap is dropped, not shown as a replacement mark.
   const decoder = new StringDecoder('utf8');
-  const text = decoder.write(bytes);
+  const text = decoder.write(more.length > 0 ? Buffer.concat([bytes, more]) : bytes);
   const rest = Number((await readFile(files.rest, 'utf8').catch(() => '0')).trim()) || 0;
   const { exitCode, signal } = splitStatus(status);
   return {
@@ -421,6 +442,7 @@ export async function readFinished(
     signal,
     output: text.slice(0, BASH_MAX_OUTPUT_CHARS),
     totalChars: text.length + rest,
+    ...(text.length > BASH_MAX_OUTPUT_CHARS ? { kept: text } : {}),
     timedOut,
   };
 }

@@ -11,7 +11,7 @@ import {
   runRipgrep,
   searchSandbox,
 } from './ripgrep';
-import { sortNewestFirst } from './mtime';
+import { sortOldestFirst } from './mtime';
 import { ReadDenyGuard, ruleForTarget, searchDeniedMessage, WITHHELD_NOTE } from './read-deny';
 import type { ToolContext } from './tool-context';
 import { handlePath, openWorkspaceFolder, type OpenedWorkspaceFile } from './workspace-open';
@@ -19,7 +19,7 @@ import { handlePath, openWorkspaceFolder, type OpenedWorkspaceFile } from './wor
 const GLOB_META = /[*?[\]{}!]/;
 
 /**
- * List files matching a glob, newest first, at most GLOB_MAX_RESULTS. Like Claude Code it honours
+ * List files matching a glob, oldest first (by modification time), at most GLOB_MAX_RESULTS. Like Claude Code it honours
  * .gitignore (inside a git repository or not) and skips VCS metadata and `.durable-agent/`.
  */
 export async function runGlob(input: GlobInput, ctx: ToolContext): Promise<ToolOutcome> {
@@ -81,16 +81,16 @@ async function globOpened(
   if (found.length === 0) return toolResult(`No files found${note}`);
   const truncatedRun = matched.truncated || listed.truncated;
 
-  const sorted = await sortNewestFirst(found, inside);
+  // Claude Code's order: the oldest files first, so a long listing keeps the oldest.
+  const sorted = await sortOldestFirst(found, inside);
   const shown = sorted.slice(0, GLOB_MAX_RESULTS).map((file) => toWorkspaceRelative(base.relative, file));
-  const cut = sorted.length > GLOB_MAX_RESULTS || truncatedRun;
-  return toolResult(
-    shown.join('\n') +
-      (cut
-        ? `\n(Results are truncated: showing ${shown.length} of ${truncatedRun ? 'more than ' : ''}${sorted.length} files. Consider using a more specific path or pattern.)`
-        : '') +
-      note,
-  );
+  const rest = sorted.length - shown.length;
+  const cut = truncatedRun
+    ? `\n(Showing ${shown.length} of more than ${sorted.length} matching files; the rest are not listed. Narrow the pattern or path to see the rest.)`
+    : rest > 0
+      ? `\n(Showing ${shown.length} of ${sorted.length} matching files; ${rest} more are not listed. Narrow the pattern or path to see the rest.)`
+      : '';
+  return toolResult(shown.join('\n') + cut + note);
 }
 
 function toWorkspaceRelative(baseRelative: string, file: string): string {

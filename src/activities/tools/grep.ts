@@ -207,11 +207,14 @@ function buildArgs(input: GrepInput, mode: GrepMode, target: string): string[] {
   else {
     args.push('--sort=path', '--max-columns=500');
     if (input['-n'] !== false) args.push('--line-number');
-    if (input['-C'] !== undefined) args.push(`--context=${input['-C']}`);
+    // `context` and `-C` are one option under two names; `context` wins when both are given.
+    const context = input.context ?? input['-C'];
+    if (context !== undefined) args.push(`--context=${context}`);
     else {
       if (input['-A'] !== undefined) args.push(`--after-context=${input['-A']}`);
       if (input['-B'] !== undefined) args.push(`--before-context=${input['-B']}`);
     }
+    if (input['-o']) args.push('--only-matching');
   }
   if (input['-i']) args.push('--ignore-case');
   if (input.multiline) args.push('--multiline', '--multiline-dotall');

@@ -15,12 +15,11 @@ import { runEdit } from './edit';
 import { toolError } from './fs-errors';
 import { runGlob } from './glob';
 import { runGrep } from './grep';
-import { isStoredResult, storedResultFallback, storeLargeResult } from './large-result';
+import { storedResultFallback, storeLargeResult } from './large-result';
 import { runMultiEdit } from './multi-edit';
 import { runRead } from './read';
 import { FileChangeNotRecordedError } from './replace-file';
 import type { ToolContext } from './tool-context';
-import { resolveWorkspacePath } from './workspace-path';
 import { runWrite } from './write';
 
 export type { ToolContext } from './tool-context';
@@ -77,9 +76,9 @@ export async function executeTool(name: string, rawInput: unknown, ctx: ToolCont
     const fromDataHome = await withStoredResultFallback(name, parsed.data, ctx);
     if (fromDataHome) return fromDataHome;
     const outcome = await run(parsed.data, ctx);
-    // Read of a stored result is already bounded by Read's limits; storing it again would only
-    // send the model to yet another file.
-    if (name === readTool.name && (await readsStoredResult(parsed.data as ReadInput, ctx))) return outcome;
+    // Read is bounded by its own token cap and pages itself, as in Claude Code: storing its result
+    // would only send the model to another file to Read.
+    if (name === readTool.name) return outcome;
     return await storeLargeResult(name, outcome, ctx.workspace, ctx.dataHome);
   } catch (error) {
     if (isAbortError(error) || ctx.signal.aborted) throw abortError();
@@ -118,13 +117,4 @@ async function withStoredResultFallback(
     return await runGrep({ ...grep, path: found.relative }, { ...ctx, workspace: found.root });
   }
   return undefined;
-}
-
-async function readsStoredResult(input: ReadInput, ctx: ToolContext): Promise<boolean> {
-  try {
-    const target = await resolveWorkspacePath(ctx.workspace, input.file_path);
-    return target.ok && isStoredResult(target.relative);
-  } catch {
-    return false;
-  }
 }

@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto';
 import { lstat, mkdir, readFile } from 'node:fs/promises';
 import * as path from 'node:path';
+import type { ToolResultContentBlock } from '../../shared/messages';
 import type { ToolOutcome } from '../../shared/tool-definition';
 import { ensureDirDurably, writeFileDurably } from '../store/durable-file';
 import { workspaceHome } from '../store/workspace-home';
+import { formatFileSize } from './file-size';
 import { safeSlice } from './numbered-lines';
 import { ensureWorkspaceDataDir, TOOL_RESULTS_DIR } from './workspace-data';
 import { resolveWorkspacePath } from './workspace-path';
@@ -31,6 +33,8 @@ export async function storeLargeResult(
   workspace: string,
   dataHome?: string,
 ): Promise<ToolOutcome> {
+  if (outcome.fullOutput !== undefined)
+    return persistOutput(toolName, outcome, outcome.fullOutput, workspace, dataHome);
   const text = outcome.content;
   if (outcome.isError || text.length <= LARGE_RESULT_CHARS) return outcome;
   const digest = createHash('sha256').update(text).digest('hex').slice(0, 16);
@@ -52,11 +56,46 @@ export async function storeLargeResult(
 }
 
 /**
+ * Bash output over its inline limit, in Claude Code's form: the whole output saved (under the same
+ * content-hash name, so a retry writes the same file) and a `<persisted-output>` preview naming it.
+ * When it cannot be saved, the outcome's own text (the output's start, with a notice) stands.
+ */
+async function persistOutput(
+  toolName: string,
+  outcome: ToolOutcome,
+  full: string,
+  workspace: string,
+  dataHome: string | undefined,
+): Promise<ToolOutcome> {
+  const { fullOutput: _saved, ...rest } = outcome;
+  const digest = createHash('sha256').update(full).digest('hex').slice(0, 16);
+  const relative = `${TOOL_RESULTS_DIR}/${toolName}-${digest}.txt`;
+  try {
+    await saveResult(workspace, dataHome, relative, full);
+  } catch {
+    return rest;
+  }
+  return {
+    ...rest,
+    content:
+      `<persisted-output>\nOutput too large (${formatFileSize(Buffer.byteLength(full))}). Full output saved to: ${relative}\n\n` +
+      `Preview (first 2KB):\n${preview(full)}\n...\n</persisted-output>`,
+  };
+}
+
+/**
  * A result that fits the 50,000-character rule but not the turn's budget for all its results
  * together (several large results in one turn): stored the same way, with its own notice.
  * `storeRoot` is the content store's folder, under which the workspace's data folder lies.
  */
-export async function setAsideForTurnBudget(text: string, workspace: string, storeRoot?: string): Promise<string> {
+export async function setAsideForTurnBudget<Content extends string | ToolResultContentBlock[]>(
+  content: Content,
+  workspace: string,
+  storeRoot?: string,
+): Promise<Content | string> {
+  // An image or a document cannot be paged through with Read: it goes in as it is.
+  if (typeof content !== 'string') return content;
+  const text: string = content;
   const digest = createHash('sha256').update(text).digest('hex').slice(0, 16);
   const relative = `${TOOL_RESULTS_DIR}/result-${digest}.txt`;
   try {

@@ -24,9 +24,18 @@ export async function statMtimes(files: readonly string[], cwd: string): Promise
 
 /** `files` (relative to `cwd`) newest first; equal times fall back to name order so output is stable. */
 export async function sortNewestFirst(files: readonly string[], cwd: string): Promise<string[]> {
+  return sortByMtime(files, cwd, -1);
+}
+
+/** `files` (relative to `cwd`) oldest first, as Claude Code's Glob lists them; ties in name order. */
+export async function sortOldestFirst(files: readonly string[], cwd: string): Promise<string[]> {
+  return sortByMtime(files, cwd, 1);
+}
+
+async function sortByMtime(files: readonly string[], cwd: string, direction: 1 | -1): Promise<string[]> {
   const mtimes = await statMtimes(files, cwd);
   return files
     .map((file, i) => ({ file, mtime: mtimes[i] ?? 0 }))
-    .sort((a, b) => b.mtime - a.mtime || (a.file < b.file ? -1 : a.file > b.file ? 1 : 0))
+    .sort((a, b) => direction * (a.mtime - b.mtime) || (a.file < b.file ? -1 : a.file > b.file ? 1 : 0))
     .map(({ file }) => file);
 }

@@ -1,4 +1,5 @@
-import { READ_MAX_LINE_CHARS } from '../../shared/tools/read';
+/** Longer lines in an Edit snippet are cut; Read shows every line whole. */
+export const SNIPPET_MAX_LINE_CHARS = 2000;
 
 /**
  * `cat -n` formatting shared by Read and the snippets Edit returns, so the model sees one format
@@ -8,13 +9,18 @@ export function numberedLine(lineNumber: number, line: string, fullLength = line
   return `${String(lineNumber).padStart(6)}\t${cutLine(line, fullLength)}`;
 }
 
+/** A line as Read shows it: its number, a tab, and the whole line. */
+export function readLine(lineNumber: number, line: string): string {
+  return `${String(lineNumber).padStart(6)}\t${line}`;
+}
+
 /**
- * Cut a line longer than READ_MAX_LINE_CHARS, saying how much is hidden. `fullLength` is the
- * line's real length when the caller kept only its start (Read does, for huge lines).
+ * Cut a line longer than SNIPPET_MAX_LINE_CHARS, saying how much is hidden. `fullLength` is the
+ * line's real length when the caller kept only its start.
  */
 export function cutLine(line: string, fullLength = line.length): string {
-  if (fullLength <= READ_MAX_LINE_CHARS) return line;
-  const kept = safeSlice(line, READ_MAX_LINE_CHARS);
+  if (fullLength <= SNIPPET_MAX_LINE_CHARS) return line;
+  const kept = safeSlice(line, SNIPPET_MAX_LINE_CHARS);
   return `${kept}... [line truncated, ${fullLength - kept.length} more characters]`;
 }
 

@@ -2,23 +2,28 @@ import type { FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
 import { fileStateKey } from '../../shared/file-state';
 import type { ToolOutcome } from '../../shared/tool-definition';
-import { READ_DEFAULT_LIMIT, READ_MAX_LINE_CHARS, type ReadInput } from '../../shared/tools/read';
-import { abortError } from './abort-error';
+import {
+  READ_ALLOW_LARGE_MAX_TOKENS,
+  READ_MAX_FILE_BYTES,
+  READ_MAX_TOKENS,
+  type ReadInput,
+} from '../../shared/tools/read';
 import { binaryExtension } from './binary-extensions';
+import { formatFileSize } from './file-size';
 import { BINARY_SNIFF_BYTES, describeFsError, looksBinary, toolError } from './fs-errors';
-import { numberedLine } from './numbered-lines';
+import { readLine, safeSlice } from './numbered-lines';
+import { keptLines, scanRange, type RangeScan } from './read-range';
+import { readMedia } from './read-media';
 import { ReadDenyGuard, readDeniedMessage, ruleForTarget } from './read-deny';
 import { stateOf } from './read-state';
 import { didYouMean, similarNames } from './similar-files';
 import type { ToolContext } from './tool-context';
 import { openWorkspaceFile } from './workspace-open';
 
-/** Text one Read returns at most (the default window of full-width lines); a larger `limit` stops here. */
-const READ_MAX_OUTPUT_CHARS = READ_DEFAULT_LIMIT * READ_MAX_LINE_CHARS;
-
 /**
- * Read a text file and number its lines like `cat -n`. A successful read records the file's state
- * (mtime, size, whether only part was shown) so a later Write or Edit may change it.
+ * Read a file: text numbered like `cat -n`, images and PDFs as content blocks, notebooks as
+ * cells. A successful read records the file's state (mtime, size, whether only part was shown) so
+ * a later Write or Edit may change it.
  */
 export async function runRead(input: ReadInput, ctx: ToolContext): Promise<ToolOutcome> {
   // The workflow judged the path as written; a symlink or another spelling may lead elsewhere.
@@ -70,7 +75,6 @@ async function readOpened(
   if (!info.isFile()) return toolError(`${shown} is not a regular file.`);
 
   const start = Math.max(input.offset ?? 1, 1);
-  const limit = input.limit ?? READ_DEFAULT_LIMIT;
   const key = fileStateKey(ctx.workspace, input.file_path);
   const read = (content: string, partial: boolean): ToolOutcome => ({
     content,
@@ -84,30 +88,120 @@ async function readOpened(
     );
   }
 
+  // Images, PDFs and notebooks are shown in their own form; offset and limit do not apply.
+  const media = await readMedia(handle, info.size, shown, absolute, input.pages);
+  if (media) return media.isError ? media : { ...media, fileStates: [{ key, state: stateOf(info, false) }] };
+
   const extension = binaryExtension(shown);
-  if (extension) return toolError(binaryRefusal(shown, `a ${extension} file`));
+  if (extension) return toolError(binaryRefusal(extension));
+  let hasNul: boolean;
   try {
     const head = Buffer.alloc(Math.min(BINARY_SNIFF_BYTES, info.size));
     const { bytesRead } = await handle.read(head, 0, head.length, 0);
-    if (looksBinary(head.subarray(0, bytesRead))) return toolError(binaryRefusal(shown, 'it contains NUL bytes'));
+    hasNul = looksBinary(head.subarray(0, bytesRead));
   } catch (error) {
     return toolError(describeFsError(error, shown));
   }
 
-  const window = await readLineWindow(handle, start, limit, ctx.signal);
-  if (window.lines.length === 0) {
-    const lines = `${window.linesSeen} line${window.linesSeen === 1 ? '' : 's'}`;
+  const allowLarge = input.allow_large === true;
+  if (input.limit === undefined && !allowLarge && info.size > READ_MAX_FILE_BYTES) {
+    return toolError(
+      `File content (${formatFileSize(info.size)}) exceeds maximum allowed size (${formatFileSize(READ_MAX_FILE_BYTES)}). ` +
+        `Use offset and limit parameters to read specific portions of the file, or search for specific content instead of reading the whole file. ${ALLOW_LARGE_HINT}`,
+    );
+  }
+  const cap = allowLarge ? READ_ALLOW_LARGE_MAX_TOKENS : READ_MAX_TOKENS;
+  const scan = await scanRange(handle, {
+    start,
+    end: input.limit === undefined ? Number.POSITIVE_INFINITY : start + input.limit - 1,
+    // Enough for any page that fits the cap (a token is about four characters).
+    keepChars: cap * 4,
+    // "of N total" needs the file's line count; a huge file read in parts need not be counted.
+    toEnd: input.limit === undefined && info.size <= COUNT_LINES_MAX_BYTES,
+    signal: ctx.signal,
+  });
+  const nulNote = hasNul ? `\n\n${NUL_NOTE}` : '';
+  if (scan.rangeLines === 0) {
+    const total = scan.totalLines ?? start - 1;
+    const lines = `${total} line${total === 1 ? '' : 's'}`;
     return read(
       `<system-reminder>Note: ${shown} is shorter than offset ${start}: it has only ${lines}. Call Read with a smaller offset.</system-reminder>`,
       true,
     );
   }
-  const numbered = window.lines.map((line, i) => numberedLine(start + i, line.text, line.length)).join('\n');
-  const last = start + window.lines.length - 1;
-  const more = window.more
-    ? `\n\n(Showing lines ${start}-${last}. The file has more lines: call Read with offset ${last + 1} to continue.)`
-    : '';
-  return read(numbered + more, start > 1 || window.more);
+
+  const tokens = estimateTokens(scan.rangeChars, scan.rangeLines);
+  if (tokens <= cap) {
+    const lines = keptLines(scan.kept);
+    const numbered = lines.map((line, i) => readLine(start + i, line)).join('\n');
+    const last = start + lines.length - 1;
+    const more =
+      scan.more && input.limit !== undefined
+        ? `\n\n(Showing lines ${start}-${last}. The file has more lines: call Read with offset ${last + 1} to continue.)`
+        : '';
+    return read(numbered + more + nulNote, start > 1 || scan.more);
+  }
+  if (input.limit !== undefined && !allowLarge) {
+    return toolError(
+      `File content (${tokens} tokens) exceeds maximum allowed tokens (${cap}). Use offset and limit parameters to read specific portions of the file, or search for specific content instead of reading the whole file. ${ALLOW_LARGE_HINT}`,
+    );
+  }
+  return read(partialView(shown, start, scan, tokens, cap, allowLarge) + nulNote, true);
+}
+
+/** Bytes up to which a paged read counts the file's lines for its "of N total". */
+const COUNT_LINES_MAX_BYTES = 64 * 1024 * 1024;
+
+const ALLOW_LARGE_HINT =
+  'To read it anyway, up to what still fits in your context, call Read again with allow_large: true — only if you genuinely need all of it or the user asked for the whole file.';
+
+const NUL_NOTE =
+  '[This file has NUL bytes in its first 8 KB: binary data, UTF-16/UTF-32 without a byte-order mark, or text with embedded NULs. Edit will refuse it and Write cannot write NUL bytes: change it with a shell command that keeps its encoding, or ask the user whether to convert it to UTF-8.]';
+
+/** Claude Code's estimate of a text's tokens: about four characters (line breaks counted twice) each. */
+function estimateTokens(chars: number, lines: number): number {
+  return Math.ceil((chars + lines) / 4);
+}
+
+/**
+ * The first page of a range over the token cap, and where the next one starts. A page is 85% of
+ * the share of lines that fits the cap, as in Claude Code; a range whose first line alone is over
+ * the cap is shown as the start of that line.
+ */
+function partialView(
+  shown: string,
+  start: number,
+  scan: RangeScan,
+  tokens: number,
+  cap: number,
+  allowLarge: boolean,
+): string {
+  const anyway = allowLarge ? '' : ` ${ALLOW_LARGE_HINT}`;
+  const lines = keptLines(scan.kept);
+  // The kept text may end inside a line: only whole lines make a page.
+  const whole = scan.keptAll ? lines.length : lines.length - 1;
+  const page = Math.min(Math.floor(Math.floor((scan.rangeLines * cap) / tokens) * 0.85), whole);
+  if (page >= 1) {
+    const last = start + page - 1;
+    const total = scan.totalLines === undefined ? `more than ${last}` : String(scan.totalLines);
+    return (
+      `${lines
+        .slice(0, page)
+        .map((line, i) => readLine(start + i, line))
+        .join('\n')}\n\n` +
+      `[Truncated: PARTIAL view — ${shown}: showing lines ${start}-${last} of ${total} total (${tokens} tokens, cap ${cap}). ` +
+      `Call Read with offset=${last + 1} limit=${page} for the next page, or Grep to find a specific section.${anyway} ` +
+      'Do NOT answer from this page alone if the answer may be further in the file.]'
+    );
+  }
+  const chars = Math.max(Math.floor(Math.floor((scan.rangeChars * cap) / tokens) * 0.85), 1);
+  const excerpt = safeSlice(lines[0] ?? '', chars);
+  return (
+    `${readLine(start, excerpt)}\n\n` +
+    `[Truncated: PARTIAL view — ${shown}: showing the first ${excerpt.length} of ${scan.rangeChars} characters (${tokens} tokens, cap ${cap}); ` +
+    `this file has very long lines and cannot be paginated by line. Use Grep to find a specific section, or Read with offset/limit to page through it.${anyway} ` +
+    'Do NOT answer from this excerpt alone if the answer may be elsewhere in the file.]'
+  );
 }
 
 /** The suggestions (workspace-relative names of entries of `directory`) that no deny rule covers. */
@@ -118,80 +212,6 @@ async function visibleSuggestions(guard: ReadDenyGuard, suggestions: string[], d
   return suggestions.filter((_, i) => denied[i] === undefined);
 }
 
-function binaryRefusal(shown: string, why: string): string {
-  return `Cannot read ${shown}: it is a binary file (${why}). Read shows text files only.`;
-}
-
-/** A line as Read keeps it: its first characters and its real length. */
-interface KeptLine {
-  text: string;
-  length: number;
-}
-
-/**
- * Stream the file and keep only lines start..start+limit-1, and of each only what will be shown,
- * so neither a huge log nor a huge minified line costs more memory than the output. Lines end at
- * '\n' with a trailing '\r' dropped; a lone '\r' is not a line break, as in `cat -n`. Stops early
- * (reporting `more`) when the kept text would exceed READ_MAX_OUTPUT_CHARS, whatever `limit` says.
- */
-async function readLineWindow(
-  file: FileHandle,
-  start: number,
-  limit: number,
-  signal: AbortSignal,
-): Promise<{ lines: KeptLine[]; more: boolean; linesSeen: number }> {
-  const end = start + limit - 1;
-  const lines: KeptLine[] = [];
-  let lineNumber = 0;
-  let keptChars = 0;
-  // The line being read: its start (at most one character more than can be shown), length, last character.
-  let text = '';
-  let length = 0;
-  let last = '';
-  const inWindow = () => lineNumber + 1 >= start && lineNumber + 1 <= end;
-  const append = (piece: string) => {
-    if (piece === '') return;
-    if (inWindow() && text.length <= READ_MAX_LINE_CHARS) text += piece.slice(0, READ_MAX_LINE_CHARS + 1 - text.length);
-    length += piece.length;
-    last = piece[piece.length - 1] as string;
-  };
-  const finishLine = () => {
-    if (inWindow()) {
-      const crlf = last === '\r';
-      const shown = crlf && text.length === length ? text.slice(0, -1) : text;
-      lines.push({ text: shown, length: crlf ? length - 1 : length });
-      keptChars += Math.min(length, READ_MAX_LINE_CHARS);
-    }
-    lineNumber++;
-    text = '';
-    length = 0;
-    last = '';
-  };
-
-  // Once the window is full, any further character means the file goes on.
-  let full = false;
-  // From the start, and the handle stays open: the caller closes it.
-  const stream = file.createReadStream({ encoding: 'utf8', highWaterMark: 64 * 1024, start: 0, autoClose: false });
-  try {
-    for await (const chunk of stream as AsyncIterable<string>) {
-      if (signal.aborted) throw abortError();
-      if (full && chunk.length > 0) return { lines, more: true, linesSeen: lineNumber };
-      let from = 0;
-      for (let newline = chunk.indexOf('\n'); newline >= 0; newline = chunk.indexOf('\n', from)) {
-        append(chunk.slice(from, newline));
-        finishLine();
-        from = newline + 1;
-        if (lineNumber >= end || keptChars > READ_MAX_OUTPUT_CHARS) {
-          if (from < chunk.length) return { lines, more: true, linesSeen: lineNumber };
-          full = true;
-          break;
-        }
-      }
-      if (!full) append(chunk.slice(from));
-    }
-  } finally {
-    stream.destroy();
-  }
-  if (length > 0) finishLine();
-  return { lines, more: false, linesSeen: lineNumber };
+function binaryRefusal(extension: string): string {
+  return `This tool cannot read binary files. The file appears to be a binary ${extension} file. Use a shell command or script that can read the format.`;
 }

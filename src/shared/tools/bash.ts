@@ -1,28 +1,43 @@
 import { z } from 'zod';
 import type { ToolDefinition } from '../tool-definition';
 import { isReadOnlyBashCommand } from '../shell';
-import { patternField, textField } from './schema-parts';
+import { flagField, integerField, patternField, textField } from './schema-parts';
 import { lazySchema } from '../lazy-schema';
 
 export const BASH_DEFAULT_TIMEOUT_MS = 120_000;
 export const BASH_MAX_TIMEOUT_MS = 600_000;
-/** Output beyond this many characters is cut, with a notice. */
+/** Output beyond this many characters is saved to a file and previewed (cut, with a notice, for a failed command). */
 export const BASH_MAX_OUTPUT_CHARS = 30_000;
 
 export const bashInputSchema = lazySchema(() =>
   z.strictObject({
     command: patternField('The command to execute', 1_000_000),
-    timeout: z
-      .number()
-      .int()
-      .min(1)
-      .max(BASH_MAX_TIMEOUT_MS)
-      .describe(`Optional timeout in milliseconds (max ${BASH_MAX_TIMEOUT_MS})`)
-      .optional(),
+    timeout: integerField(
+      `Optional timeout in milliseconds (max ${BASH_MAX_TIMEOUT_MS})`,
+      1,
+      BASH_MAX_TIMEOUT_MS,
+    ).optional(),
     description: textField(
       'Clear, concise description of what this command does in 5-10 words, in active voice. Examples: "List files in current directory", "Install package dependencies"',
       1000,
     ).optional(),
+    // Claude Code's two other Bash inputs, taken so a call that sets them to false runs; true asks
+    // for what this tool does not do, and is refused with the reason.
+    run_in_background: flagField(
+      'Must be false or omitted: commands always run in the foreground here, and the result is returned when they end.',
+    )
+      .refine((value) => value !== true, {
+        message: `background commands are not supported: run the command in the foreground, with a timeout of up to ${BASH_MAX_TIMEOUT_MS} ms`,
+      })
+      .optional(),
+    dangerouslyDisableSandbox: flagField(
+      "Must be false or omitted: whether commands run in a sandbox is the job's setting, not the command's.",
+    )
+      .refine((value) => value !== true, {
+        message:
+          "the sandbox cannot be turned off by a command: it is the job's setting. Run the command as it is, or tell the user it needs to run without the sandbox",
+      })
+      .optional(),
   }),
 );
 
@@ -37,7 +52,7 @@ Usage:
 - The command runs with \`bash -c\` in the workspace root; each call starts a fresh shell, so \`cd\` and exported variables do not carry over to the next call. Use absolute paths or chain commands with &&
 - Always quote file paths that contain spaces with double quotes
 - You can specify an optional timeout in milliseconds (up to ${BASH_MAX_TIMEOUT_MS}ms / ${BASH_MAX_TIMEOUT_MS / 60_000} minutes). If not specified, commands time out after ${BASH_DEFAULT_TIMEOUT_MS}ms (${BASH_DEFAULT_TIMEOUT_MS / 60_000} minutes); on timeout the command and every process it started are killed
-- If the output exceeds ${BASH_MAX_OUTPUT_CHARS} characters, it is truncated before being returned to you
+- If the output exceeds ${BASH_MAX_OUTPUT_CHARS} characters, the whole output is saved to a file under .durable-agent/tool-results/ and you get a 2KB preview and the file's path: read it with Read (offset and limit) or search it with Grep. A failed command's output is cut at ${BASH_MAX_OUTPUT_CHARS} characters instead
 - A non-zero exit code is reported as an error together with the output
 - Avoid using Bash for find, grep, cat, head, tail, sed, awk or echo when a dedicated tool fits: use Glob to find files, Grep to search contents, Read to read files, Edit to edit files and Write to write files
 - Interactive commands are not supported (stdin is closed)`,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ToolDefinition } from '../tool-definition';
-import { pathField, textField } from './schema-parts';
+import { flagField, pathField, textField } from './schema-parts';
 import { lazySchema } from '../lazy-schema';
 
 export const editInputSchema = lazySchema(() =>
@@ -8,7 +8,7 @@ export const editInputSchema = lazySchema(() =>
     file_path: pathField('The path to the file to modify: absolute, or relative to the workspace root'),
     old_string: textField('The text to replace'),
     new_string: textField('The text to replace it with (must be different from old_string)'),
-    replace_all: z.boolean().describe('Replace all occurrences of old_string (default false)').optional(),
+    replace_all: flagField('Replace all occurrences of old_string (default false)').optional(),
   }),
 );
 

@@ -23,7 +23,7 @@ export const globTool: ToolDefinition<GlobInput> = {
   description: `- Fast file pattern matching tool that works with any codebase size
 - Supports glob patterns like "**/*.js" or "src/**/*.ts"; a pattern without "/" (like "*.ts") matches file names at any depth
 - Files ignored by .gitignore are not listed
-- Returns matching file paths relative to the workspace root, sorted by modification time (newest first), at most ${GLOB_MAX_RESULTS}
+- Returns matching file paths relative to the workspace root, sorted by modification time (oldest first), at most ${GLOB_MAX_RESULTS}; when more match, the oldest are kept
 - Use this tool when you need to find files by name patterns
 - You can call multiple tools in a single response. It is always better to speculatively perform multiple searches as a batch that are potentially useful`,
   inputSchema: globInputSchema,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ToolDefinition } from '../tool-definition';
-import { countField, pathField, patternField } from './schema-parts';
+import { countField, flagField, pathField, patternField } from './schema-parts';
 import { lazySchema } from '../lazy-schema';
 
 /** Lines or entries returned when head_limit is not given. */
@@ -27,21 +27,25 @@ export const grepInputSchema = lazySchema(() =>
       .optional(),
     '-A': countField(`Number of lines to show after each match (rg -A). ${contentOnly}`, 10_000).optional(),
     '-B': countField(`Number of lines to show before each match (rg -B). ${contentOnly}`, 10_000).optional(),
-    '-C': countField(`Number of lines to show before and after each match (rg -C). ${contentOnly}`, 10_000).optional(),
-    '-n': z.boolean().describe(`Show line numbers in output (rg -n). ${contentOnly} Defaults to true.`).optional(),
-    '-i': z.boolean().describe('Case insensitive search (rg -i)').optional(),
+    '-C': countField('Alias for context.', 10_000).optional(),
+    context: countField(
+      `Number of lines to show before and after each match (rg -C). ${contentOnly} Takes precedence over -C.`,
+      10_000,
+    ).optional(),
+    '-n': flagField(`Show line numbers in output (rg -n). ${contentOnly} Defaults to true.`).optional(),
+    '-i': flagField('Case insensitive search (rg -i)').optional(),
+    '-o': flagField(
+      `Print only the matched (non-empty) parts of each matching line, one match per output line (rg -o / --only-matching). ${contentOnly} Defaults to false.`,
+    ).optional(),
     head_limit: countField(
       `Limit output to first N lines/entries, equivalent to "| head -N". Works across all output modes. Defaults to ${GREP_DEFAULT_HEAD_LIMIT}; pass 0 for unlimited.`,
     ).optional(),
     offset: countField(
       'Skip first N lines/entries before applying head_limit, equivalent to "| tail -n +N | head -N". Defaults to 0.',
     ).optional(),
-    multiline: z
-      .boolean()
-      .describe(
-        'Enable multiline mode where . matches newlines and patterns can span lines (rg -U --multiline-dotall). Default: false.',
-      )
-      .optional(),
+    multiline: flagField(
+      'Enable multiline mode where . matches newlines and patterns can span lines (rg -U --multiline-dotall). Default: false.',
+    ).optional(),
   }),
 );
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ToolDefinition } from '../tool-definition';
-import { pathField, textField } from './schema-parts';
+import { flagField, pathField, textField } from './schema-parts';
 import { builtSchema, lazySchema } from '../lazy-schema';
 
 /** Most edits accepted in one MultiEdit call; more is a rewrite, better done with Write. */
@@ -11,7 +11,7 @@ const singleEdit = lazySchema(() =>
     .strictObject({
       old_string: textField('The text to replace'),
       new_string: textField('The text to replace it with (must be different from old_string)'),
-      replace_all: z.boolean().describe('Replace all occurrences of old_string (default false)').optional(),
+      replace_all: flagField('Replace all occurrences of old_string (default false)').optional(),
     })
     .describe('One exact string replacement'),
 );

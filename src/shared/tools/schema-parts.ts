@@ -45,7 +45,36 @@ export function textField(description: string, maxChars = MAX_TEXT_CHARS) {
   return safeString(maxChars).describe(description);
 }
 
+/**
+ * A whole number written as a string ("3", " 2 ", "2.0"): models sometimes quote numbers, and
+ * Claude Code takes these. Anything else ("abc", "1.5", "") is left as it is, so the number
+ * schema refuses it with its usual message.
+ */
+const INTEGER_TEXT = /^\s*[+-]?\d+(?:\.0*)?\s*$/;
+
+/** `value` as a number when it is an integer written as a string, else unchanged. */
+export function integerFromText(value: unknown): unknown {
+  return typeof value === 'string' && INTEGER_TEXT.test(value) ? Number(value) : value;
+}
+
+/** `value` as a boolean when it is the string "true" or "false", else unchanged. */
+export function booleanFromText(value: unknown): unknown {
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  return value;
+}
+
+/** An integer in [min, max]; an integer written as a string is taken too (see integerFromText). */
+export function integerField(description: string, min: number, max: number) {
+  return z.preprocess(integerFromText, z.number().int().min(min).max(max).describe(description));
+}
+
 /** A non-negative integer with an explicit ceiling, so the JSON schema shows a sensible bound. */
 export function countField(description: string, max = 1_000_000_000) {
-  return z.number().int().min(0).max(max).describe(description);
+  return integerField(description, 0, max);
+}
+
+/** A boolean; the strings "true" and "false" are taken too, as Claude Code does. */
+export function flagField(description: string) {
+  return z.preprocess(booleanFromText, z.boolean().describe(description));
 }
