@@ -217,6 +217,10 @@ export type SessionEvent =
       name: string;
       isError: boolean;
       preview: string;
+      /** The whole result in the content store (absent for results answered inline, and on older jobs). */
+      ref?: ContentRef;
+      /** The permission rules, the mode, a person or a hook refused the call. */
+      denied?: boolean;
     }
   | { seq: number; turn: number; kind: 'notice'; text: string };
 
