@@ -68,7 +68,7 @@ export async function gateAndRun(toolUse: ToolUseBlock, ctx: GateContext): Promi
   if (!ctx.offered.includes(toolUse.name) && patched(UNOFFERED_TOOL_PATCH)) {
     return inline(
       toolUse.id,
-      `No such tool available: ${toolUse.name}. ${toolUse.name} is not offered in this job (--tools, or a deny rule that names it).`,
+      `No such tool available: ${toolUse.name}. Available tools: ${ctx.offered.join(', ') || 'none'}.`,
       true,
     );
   }
