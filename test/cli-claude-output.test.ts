@@ -91,6 +91,7 @@ describe("run's json and stream-json read as claude -p's", () => {
         result: 'Finished.',
         num_turns: 2,
         api_error_status: null,
+        stop_reason: 'end_turn',
         terminal_reason: 'completed',
       });
     },
@@ -108,6 +109,7 @@ describe("run's json and stream-json read as claude -p's", () => {
         is_error: true,
         num_turns: 2,
         errors: ['Reached maximum number of turns (1)'],
+        stop_reason: 'tool_use',
         terminal_reason: 'max_turns',
       });
       expect(message).not.toHaveProperty('result');

@@ -53,6 +53,7 @@ describe('the json result', () => {
         reason: 'model_error',
         turnCount: 2,
         finalText: 'Reading.',
+        stopReason: 'tool_use',
         detail: 'Model API error 400 invalid_request_error: messages.2.content: bad thing',
       }),
     );
@@ -64,6 +65,7 @@ describe('the json result', () => {
       api_error_status: 400,
       api_error_type: 'invalid_request_error',
       num_turns: 2,
+      stop_reason: null,
     });
     expect(message).not.toHaveProperty('errors');
     // A model error that is no answer of the API's (it could not be reached) stays an error subtype.
@@ -114,8 +116,15 @@ describe('the json result', () => {
   });
 
   test('a completed job: the answer, api_error_status null, a uuid; turns as they ran', () => {
-    const message = resultMessage('job-1', terminal({ turnCount: 3 }));
-    expect(message).toMatchObject({ subtype: 'success', is_error: false, result: 'done', api_error_status: null });
+    const message = resultMessage('job-1', terminal({ turnCount: 3, stopReason: 'end_turn' }));
+    expect(message).toMatchObject({
+      subtype: 'success',
+      is_error: false,
+      result: 'done',
+      api_error_status: null,
+      stop_reason: 'end_turn',
+    });
+    expect(resultMessage('job-1', terminal({})).stop_reason).toBeNull();
     expect(message.num_turns).toBe(3);
     expect(message.uuid).toMatch(/^[0-9a-f-]{36}$/);
     expect(message).not.toHaveProperty('errors');

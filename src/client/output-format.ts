@@ -118,6 +118,8 @@ export interface ResultMessage {
   /** The API's status when a model API error ended the job, else null; only on `success`. */
   api_error_status?: number | null;
   api_error_type?: string;
+  /** The last reply's stop reason; null when no reply came. */
+  stop_reason: string | null;
   session_id: string;
   total_cost_usd: number | null;
   usage: Usage;
@@ -194,6 +196,8 @@ export function resultMessage(jobId: string, terminal: Terminal): ResultMessage 
     duration_api_ms: accounting.durationApiMs ?? null,
     num_turns: numTurns(terminal),
     ...ending,
+    // A job that ended on a failed model call has no reply of that call to name.
+    stop_reason: terminal.reason === 'model_error' ? null : (terminal.stopReason ?? null),
     session_id: jobId,
     total_cost_usd: accounting.totalCostUsd ?? null,
     usage: terminal.usage,
@@ -236,6 +240,7 @@ export function endedFromOutsideMessage(jobId: string, status: string, detail: s
     duration_ms: null,
     duration_api_ms: null,
     num_turns: 0,
+    stop_reason: null,
     errors: [`${status.toLowerCase()} from outside durable-agent: ${detail}`],
     session_id: jobId,
     total_cost_usd: null,

@@ -148,6 +148,8 @@ export interface State {
   maxOutputTokensRecoveryCount: number;
   maxOutputTokensOverride: number | undefined;
   transition: Transition | undefined;
+  /** The stop reason of the last reply (absent before the first, and in States of older jobs). */
+  lastStopReason?: string | null;
   usage: Usage;
   model: string;
   lastAssistantText: string;
