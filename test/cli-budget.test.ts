@@ -53,7 +53,7 @@ describe('durable-agent run --max-budget-usd', () => {
     expect(output).toContain('Terminal: budget_exhausted after 1 turn');
     expect(output).toContain("so turn 2's model call was not started");
     expect(output).toMatch(/cost \$0\.\d{4} of the \$0\.0001 budget/);
-    expect(run.code).toBe(4);
+    expect(run.code).toBe(1);
 
     const status = JSON.parse((await cli(['status', 'cli-budget', '--json'], env)).stdout);
     expect(status.maxBudgetUsd).toBe(0.0001);

@@ -259,8 +259,9 @@ describe('headless runs, as a CI pipeline meets them', () => {
     );
     expect(terminate.status).toBe(0);
 
+    // Ended from outside: 1 as any failed ending, 5 with --exit-status detailed.
     const json = await cli(['result', 'terminated', '--output-format', 'json'], env);
-    expect(json.code).toBe(5);
+    expect(json.code).toBe(1);
     expect(JSON.parse(json.stdout)).toMatchObject({
       type: 'result',
       subtype: 'error_during_execution',
@@ -269,7 +270,7 @@ describe('headless runs, as a CI pipeline meets them', () => {
       detail: expect.stringContaining('ops said stop'),
       job_id: 'terminated',
     });
-    const text = await cli(['result', 'terminated'], env);
+    const text = await cli(['result', 'terminated', '--exit-status', 'detailed'], env);
     expect(text.code).toBe(5);
     expect(text.stderr).toContain('job terminated was terminated from outside durable-agent: ops said stop');
     expect(text.stderr).not.toMatch(/\n\s+at /);

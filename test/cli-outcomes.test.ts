@@ -141,9 +141,19 @@ describe('true outcomes: ls, search attributes, summaries and details on the emb
         ['run', 'Check the login module', '--cwd', workspace, '--job-id', 'out-max', '--max-turns', '1'],
         env,
       );
-      expect(max.code).toBe(2);
+      // As claude -p: any ending but completed exits 1.
+      expect(max.code).toBe(1);
       const budget = await cli(
-        ['run', 'Check the login module', '--cwd', workspace, '--job-id', 'out-budget', '--max-budget-usd', '0.0001'],
+        [
+          'run',
+          'Check the login module',
+          '--cwd',
+          workspace,
+          '--job-id',
+          'out-budget',
+          '--max-budget-usd',
+          '0.0001',
+        ].concat(['--exit-status', 'detailed']),
         env,
       );
       expect(budget.code).toBe(4);
@@ -154,10 +164,10 @@ describe('true outcomes: ls, search attributes, summaries and details on the emb
       expect(statusOf('out-max', address)).toBe('FAILED');
       expect(statusOf('out-budget', address)).toBe('FAILED');
       // `result` reads the Terminal the failure carries, and exits as before.
-      const maxResult = await cli(['result', 'out-max'], env);
+      const maxResult = await cli(['result', 'out-max', '--exit-status', 'detailed'], env);
       expect(maxResult.code).toBe(2);
       expect(maxResult.stderr).toContain('Terminal: max_turns after 1 turn');
-      const budgetResult = await cli(['result', 'out-budget', '--json'], env);
+      const budgetResult = await cli(['result', 'out-budget', '--json', '--exit-status', 'detailed'], env);
       expect(budgetResult.code).toBe(4);
       expect(JSON.parse(budgetResult.stdout)).toMatchObject({ terminal: { reason: 'budget_exhausted', turnCount: 1 } });
 
@@ -213,7 +223,7 @@ describe('true outcomes: ls, search attributes, summaries and details on the emb
 
       // Any command without TEMPORAL_ADDRESS brings the embedded worker back.
       expect((await cli(['abort', 'out-parked', '--reason', 'not now'], env)).code).toBe(0);
-      expect((await cli(['result', 'out-parked', '--json'], env)).code).toBe(3);
+      expect((await cli(['result', 'out-parked', '--json', '--exit-status', 'detailed'], env)).code).toBe(3);
       temporal(['workflow', 'terminate', '--workflow-id', 'out-term', '--reason', 'test'], address);
 
       const all = await cli(['ls'], env);

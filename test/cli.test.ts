@@ -131,7 +131,7 @@ describe('durable-agent CLI on the embedded default', () => {
     expect(JSON.parse((await cli(['status', 'cli-abort', '--json'], env)).stdout)).toMatchObject({ status: 'RUNNING' });
 
     expect((await cli(['abort', 'cli-abort', '--reason', 'changed my mind'], env)).code).toBe(0);
-    const result = await cli(['result', 'cli-abort', '--json'], env);
+    const result = await cli(['result', 'cli-abort', '--json', '--exit-status', 'detailed'], env);
     expect(JSON.parse(result.stdout)).toMatchObject({
       subtype: 'error_during_execution',
       is_error: true,

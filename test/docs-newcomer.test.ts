@@ -152,8 +152,8 @@ describe("the README's newcomer path", () => {
       } else if (subcommand === 'abort') {
         expect(seen).toMatchObject({ code: 0, stdout: expect.stringContaining(`abort sent to ${jobId}`) });
       } else if (subcommand === 'result') {
-        // The job was aborted on the way: exit status 3, and the Terminal says so.
-        expect(seen).toMatchObject({ code: 3, stderr: expect.stringContaining('aborted_streaming') });
+        // The job was aborted on the way: exit status 1 (it did not complete), and the Terminal says so.
+        expect(seen).toMatchObject({ code: 1, stderr: expect.stringContaining('aborted_streaming') });
       } else {
         throw new Error(`${step}: the newcomer test does not know what this step should do; teach it`);
       }

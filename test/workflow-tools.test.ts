@@ -376,7 +376,8 @@ describe('workflow: tool scheduling', () => {
         'toolu_bad_bash',
       ]);
       expect(results.map((r) => r.is_error === true)).toEqual([true, true, true, false, true]);
-      expect(resultText(results[0])).toMatch(/Unknown tool "Frobnicate"/);
+      // A tool the job does not offer is answered before hooks and rules, with the ones it does.
+      expect(resultText(results[0])).toMatch(/^No such tool available: Frobnicate\. Available tools: Bash, /);
       expect(resultText(results[1])).toMatch(/InputValidationError: file_path/);
       expect(resultText(results[2])).toMatch(/"path": unknown parameter/);
       expect(resultText(results[2])).toMatch(/file_path: required field is missing/);

@@ -33,7 +33,7 @@ read -r -a agent <<<"${DURABLE_AGENT:-durable-agent}"
 export CI="${CI:-true}"
 
 mkdir -p "$OUTPUT_DIR"
-args=(run --cwd "$WORKSPACE" --job-id "$JOB_ID" --output-format json --max-turns "${MAX_TURNS:-30}")
+args=(run --cwd "$WORKSPACE" --job-id "$JOB_ID" --output-format json --max-turns "${MAX_TURNS:-30}" --exit-status detailed)
 if [[ -n "${MAX_BUDGET_USD:-}" ]]; then args+=(--max-budget-usd "$MAX_BUDGET_USD"); fi
 if [[ -n "${TEST_COMMAND:-}" ]]; then args+=(--stop-hook "$TEST_COMMAND"); fi
 args+=(--allowedTools "${ALLOWED_TOOLS:-Edit Write MultiEdit Bash(npm test:*)}")

@@ -31,12 +31,20 @@ import { terminalOf, terminalOfFailure } from './job-terminal';
 import { parseOlderThan, prune } from './prune';
 import { exportTranscript, parseExportFormat } from './export';
 import { messageText, queuedMessage } from './send';
-import { storeAddressFromEnv } from './store-config';
+import { openContentStore, storeAddressFromEnv } from './store-config';
 import { withResume } from './resume';
 import { describeWorkspaceHost, formatWorkspaceHost } from './workspace-host';
 import { answerUnlessNoWorker, formatKnownWithoutWorker, knownWithoutWorker, NO_POLL_MS } from './worker-polls';
 import type { ResumeFlags } from './resume';
-import { exitCodeFor, formatSnapshot, formatTerminal, stdoutOutput } from './render';
+import {
+  endedOutsideExitCode,
+  exitCodeFor,
+  formatSnapshot,
+  formatTerminal,
+  parseExitStatusScheme,
+  stdoutOutput,
+} from './render';
+import type { ExitStatusScheme } from './render';
 import {
   chosenFormat,
   endedFromOutsideMessage,
@@ -44,6 +52,7 @@ import {
   resultMessage,
   stderrOutput,
   StreamJsonPrinter,
+  storedToolResults,
 } from './output-format';
 import type { OutputFormat } from './output-format';
 import type { FollowListener } from './live-events';
@@ -78,6 +87,7 @@ type RunCommandFlags = RunFlags & {
   json?: boolean;
   outputFormat?: OutputFormat;
   verbose?: boolean;
+  exitStatus: ExitStatusScheme;
 } & ResumeFlags;
 
 /** How long `status` waits for a worker to answer the job's query. */
@@ -208,9 +218,6 @@ async function jobResult(
   }
 }
 
-/** Exit status of a job ended from outside (terminated, reset, timed out, cancelled). */
-const EXIT_ENDED_OUTSIDE = 5;
-
 /**
  * Print how a job ended in the chosen format and set the exit status. In text, the answer goes
  * whole to stdout and the summary to stderr, so `durable-agent run ... > answer.md` keeps only it.
@@ -219,6 +226,7 @@ function printResult(
   jobId: string,
   ended: Ended,
   format: OutputFormat,
+  exitStatus: ExitStatusScheme,
   streamJson?: StreamJsonPrinter,
   followed = false,
 ): void {
@@ -226,7 +234,8 @@ function printResult(
     ended.kind === 'terminal'
       ? resultMessage(jobId, ended.terminal)
       : endedFromOutsideMessage(jobId, ended.status, ended.detail);
-  process.exitCode = ended.kind === 'terminal' ? exitCodeFor(ended.terminal) : EXIT_ENDED_OUTSIDE;
+  process.exitCode =
+    ended.kind === 'terminal' ? exitCodeFor(ended.terminal, exitStatus) : endedOutsideExitCode(exitStatus);
   if (format === 'stream-json') {
     (streamJson ?? new StreamJsonPrinter(stdoutOutput, jobId)).result(message);
   } else if (format === 'json') {
@@ -313,6 +322,12 @@ export function buildProgram(): Command {
     )
     .option('--json', 'same as --output-format json')
     .option('--verbose', 'with json: print the progress on stderr too')
+    .option(
+      '--exit-status <scheme>',
+      'simple (0 when the job completed, else 1, as claude -p) | detailed (2 max_turns, 3 aborted, 4 budget, 5 ended from outside)',
+      parseExitStatusScheme,
+      'simple',
+    )
     .option('--resume <id>', "start a new job that continues a finished job's conversation (its workspace and model)")
     .option('--resume-from <file>', 'start a new job that continues a Claude Code session JSONL file')
     .action(async (promptArg: string | undefined, flags: RunCommandFlags, command: Command) => {
@@ -335,7 +350,7 @@ export function buildProgram(): Command {
         const outcome = await startOrAttach(client, jobId, input, flags.taskQueue);
         if (outcome.kind === 'finished') {
           process.stderr.write(`job ${jobId} already ended (${outcome.status}); its result:\n`);
-          printResult(jobId, await jobResult(outcome.handle), format);
+          printResult(jobId, await jobResult(outcome.handle), format, flags.exitStatus);
           return;
         }
         process.stderr.write(
@@ -345,7 +360,14 @@ export function buildProgram(): Command {
           stdoutOutput.write(jobId);
           return;
         }
-        const streamJson = format === 'stream-json' ? new StreamJsonPrinter(stdoutOutput, jobId) : undefined;
+        const streamJson =
+          format === 'stream-json'
+            ? new StreamJsonPrinter(
+                stdoutOutput,
+                jobId,
+                storedToolResults(() => openContentStore(process.env)),
+              )
+            : undefined;
         streamJson?.init({
           jobId,
           cwd: input.workspace,
@@ -367,7 +389,8 @@ export function buildProgram(): Command {
             ...(embedded ? { noWorker: embeddedNoWorker() } : {}),
           }),
         );
-        printResult(jobId, ended, format, streamJson, format === 'text');
+        printResult(jobId, ended, format, flags.exitStatus, streamJson, format === 'text');
+        await streamJson?.drain();
       });
     });
 
@@ -543,7 +566,13 @@ export function buildProgram(): Command {
         'streams (Ctrl-C stops watching; the job keeps running)',
     )
     .argument('<id>', 'job id')
-    .action(async (id: string) => {
+    .option(
+      '--exit-status <scheme>',
+      'simple (0 when the job completed, else 1, as claude -p) | detailed (2 max_turns, 3 aborted, 4 budget, 5 ended from outside)',
+      parseExitStatusScheme,
+      'simple',
+    )
+    .action(async (id: string, flags: { exitStatus: ExitStatusScheme }) => {
       const { tailJob } = await import('./tail');
       await withClient(true, async ({ client, embedded }) => {
         await refuseBatchId(
@@ -559,6 +588,7 @@ export function buildProgram(): Command {
           process.exitCode = await tailJob(client, id, stdoutOutput, {
             signal: stop.signal,
             notes: { write: (line) => process.stderr.write(`${line}\n`) },
+            exitStatus: flags.exitStatus,
             ...(embedded ? { noWorker: embeddedNoWorker() } : {}),
           });
         } finally {
@@ -657,26 +687,36 @@ export function buildProgram(): Command {
     .argument('<id>', 'job id')
     .option('--output-format <format>', 'text | json | stream-json (the result line only)', parseOutputFormat)
     .option('--json', 'same as --output-format json')
-    .action(async (id: string, flags: { json?: boolean; outputFormat?: OutputFormat }) => {
-      await withClient(true, async ({ client }) => {
-        await refuseBatchId(client, id, 'see its results with `durable-agent batch status <id>`');
-        const handle = client.workflow.getHandle(id);
-        // A running job may take hours: say that this waits, and what Ctrl-C does (and does not).
-        if ((await handle.describe()).status.name === 'RUNNING') {
-          process.stderr.write(`waiting for job ${id} to end; Ctrl-C stops waiting, not the job\n`);
-        }
-        const onInterrupt = () => {
-          process.stderr.write(`stopped waiting; job ${id} keeps running (durable-agent result ${id} to wait again)\n`);
-          process.exit(130);
-        };
-        process.once('SIGINT', onInterrupt);
-        try {
-          printResult(id, await jobResult(handle), chosenFormat(flags));
-        } finally {
-          process.off('SIGINT', onInterrupt);
-        }
-      });
-    });
+    .option(
+      '--exit-status <scheme>',
+      'simple (0 when the job completed, else 1, as claude -p) | detailed (2 max_turns, 3 aborted, 4 budget, 5 ended from outside)',
+      parseExitStatusScheme,
+      'simple',
+    )
+    .action(
+      async (id: string, flags: { json?: boolean; outputFormat?: OutputFormat; exitStatus: ExitStatusScheme }) => {
+        await withClient(true, async ({ client }) => {
+          await refuseBatchId(client, id, 'see its results with `durable-agent batch status <id>`');
+          const handle = client.workflow.getHandle(id);
+          // A running job may take hours: say that this waits, and what Ctrl-C does (and does not).
+          if ((await handle.describe()).status.name === 'RUNNING') {
+            process.stderr.write(`waiting for job ${id} to end; Ctrl-C stops waiting, not the job\n`);
+          }
+          const onInterrupt = () => {
+            process.stderr.write(
+              `stopped waiting; job ${id} keeps running (durable-agent result ${id} to wait again)\n`,
+            );
+            process.exit(130);
+          };
+          process.once('SIGINT', onInterrupt);
+          try {
+            printResult(id, await jobResult(handle), chosenFormat(flags), flags.exitStatus);
+          } finally {
+            process.off('SIGINT', onInterrupt);
+          }
+        });
+      },
+    );
 
   program
     .command('worker')
@@ -758,7 +798,7 @@ export function buildProgram(): Command {
     .command('demo')
     .description('run the bundled example: check the login module of a small repository')
     .action(async () => {
-      process.exitCode = exitCodeFor(await runDemo(stdoutOutput));
+      process.exitCode = exitCodeFor(await runDemo(stdoutOutput), 'simple');
     });
 
   return program;

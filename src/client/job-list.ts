@@ -40,11 +40,11 @@ const STATUS_OUTCOME: Partial<Record<WorkflowExecutionInfo['status']['name'], Te
 
 /** The Terminal reasons `run` and `result` end with the exit status `code` for. */
 const reasonsExiting = (code: number) =>
-  TERMINAL_REASONS.filter((reason) => exitCodeFor({ reason } as Terminal) === code);
+  TERMINAL_REASONS.filter((reason) => exitCodeFor({ reason }, 'detailed') === code);
 
 /**
- * The groups `ls --outcome` takes besides single outcomes, one per exit status of `run` and
- * `result`: `failed` is 1, `aborted` 3, `outside` 5.
+ * The groups `ls --outcome` takes besides single outcomes, one per `--exit-status detailed` status of
+ * `run` and `result`: `failed` is 1, `aborted` 3, `outside` 5.
  */
 const OUTCOME_GROUPS = {
   failed: { reasons: reasonsExiting(1), endings: [] as TemporalEnding[] },

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { InvalidArgumentError } from 'commander';
-import type { Usage } from '../shared/messages';
+import type { ContentStore } from '../activities/store/content-store';
+import type { ToolResultBlock, Usage } from '../shared/messages';
+import type { ContentRef } from '../shared/transcript';
 import type { SessionEvent } from '../shared/session';
 import type { Terminal, TerminalReason } from '../shared/terminal';
 import { streamOutput } from './render';
@@ -28,11 +30,55 @@ export function chosenFormat(flags: { outputFormat?: OutputFormat; json?: boolea
 /** Claude Code's result subtypes; every other ending is an error during execution. */
 export type ResultSubtype = 'success' | 'error_max_turns' | 'error_during_execution' | 'error_max_budget_usd';
 
-export function resultSubtype(reason: TerminalReason | 'terminated'): ResultSubtype {
-  if (reason === 'completed') return 'success';
+/**
+ * The subtype of an ending. A model API error is `success` with `is_error: true`, as `claude -p`
+ * reports it: the error stands in the result text, as the answer would.
+ */
+export function resultSubtype(reason: TerminalReason | 'terminated', apiError = false): ResultSubtype {
+  if (reason === 'completed' || (reason === 'model_error' && apiError)) return 'success';
   if (reason === 'max_turns') return 'error_max_turns';
   if (reason === 'budget_exhausted') return 'error_max_budget_usd';
   return 'error_during_execution';
+}
+
+/** `terminal_reason`: the Terminal's reason in Claude Code's words where they differ. */
+export type ResultTerminalReason = TerminalReason | 'terminated' | 'api_error';
+
+/** What the model API answered when a job ended on its error. */
+export interface ApiErrorFacts {
+  status: number;
+  /** The error body's `error.type`, e.g. `invalid_request_error`. */
+  type?: string;
+  /** The API's own message. */
+  message: string;
+}
+
+/**
+ * The API's answer in a `model_error` Terminal's detail, which the model call activity words as
+ * `Model API error <status> <type>: <message>` (model-errors.ts); undefined for any other model
+ * error (an unreachable API, a stream cut without a status).
+ */
+export function apiErrorOf(terminal: Pick<Terminal, 'reason' | 'detail'>): ApiErrorFacts | undefined {
+  if (terminal.reason !== 'model_error' || !terminal.detail) return undefined;
+  const match = /^Model API error (\d{3})(?: ([a-z_]+))?: ([\s\S]*)$/.exec(terminal.detail);
+  if (!match) return undefined;
+  const [, status, type, message = ''] = match;
+  return { status: Number(status), ...(type ? { type } : {}), message };
+}
+
+/**
+ * `num_turns` as Claude Code counts it: the turns begun, where a turn whose model call a limit
+ * refused counts too. Our `turnCount` counts the turns whose model call started, so a
+ * `max_turns` ending adds the refused one, and a budget stop counts the turn it refused (its
+ * detail names it).
+ */
+export function numTurns(terminal: Pick<Terminal, 'reason' | 'turnCount' | 'detail'>): number {
+  if (terminal.reason === 'max_turns') return terminal.turnCount + 1;
+  if (terminal.reason === 'budget_exhausted') {
+    const refused = /\bturn (\d+)'s model call\b/.exec(terminal.detail ?? '');
+    if (refused) return Math.max(terminal.turnCount, Number(refused[1]));
+  }
+  return terminal.turnCount;
 }
 
 /** A denied call as `claude -p` lists it in `permission_denials`, with our reason beside. */
@@ -55,6 +101,8 @@ export interface ModelUsageOut {
 /**
  * The `type: "result"` object of `claude -p --output-format json`, from a Terminal, with the
  * job's own fields beside Claude Code's (`job_id`, `transcript_head`, retries, recoveries).
+ * As Claude Code's: a `success` result has `result` (and `api_error_status`); an error subtype has
+ * `errors` instead.
  */
 export interface ResultMessage {
   type: 'result';
@@ -63,13 +111,22 @@ export interface ResultMessage {
   duration_ms: number | null;
   duration_api_ms: number | null;
   num_turns: number;
-  result: string;
+  /** The answer, or `API Error: <status> <message>`; only on `success`. */
+  result?: string;
+  /** What ended the job; only on the error subtypes. */
+  errors?: string[];
+  /** The API's status when a model API error ended the job, else null; only on `success`. */
+  api_error_status?: number | null;
+  api_error_type?: string;
+  /** The last reply's stop reason; null when no reply came. */
+  stop_reason: string | null;
   session_id: string;
   total_cost_usd: number | null;
   usage: Usage;
   modelUsage: Record<string, ModelUsageOut>;
   permission_denials: PermissionDenialOut[];
-  terminal_reason: TerminalReason | 'terminated';
+  terminal_reason: ResultTerminalReason;
+  uuid: string;
   /** Set for every ending but `completed`: what happened and what to do. */
   detail?: string;
   job_id: string;
@@ -94,6 +151,15 @@ interface TerminalAccounting {
   modelRetries?: number;
 }
 
+/** The `errors` of an error subtype, in Claude Code's words for the limits it shares with us. */
+function endingErrors(terminal: Terminal): string[] {
+  if (terminal.reason === 'max_turns') return [`Reached maximum number of turns (${terminal.turnCount})`];
+  if (terminal.reason === 'budget_exhausted' && terminal.maxBudgetUsd !== undefined) {
+    return [`Reached maximum budget ($${terminal.maxBudgetUsd})`];
+  }
+  return [terminal.detail ?? terminal.reason];
+}
+
 export function resultMessage(jobId: string, terminal: Terminal): ResultMessage {
   const accounting = terminal as Terminal & TerminalAccounting;
   const modelUsage: Record<string, ModelUsageOut> = {};
@@ -110,14 +176,28 @@ export function resultMessage(jobId: string, terminal: Terminal): ResultMessage 
   for (const [name, count] of Object.entries(terminal.transitions ?? {})) {
     if (name !== 'next_turn' && count) recoveries[name] = count;
   }
+  const apiError = apiErrorOf(terminal);
+  const subtype = resultSubtype(terminal.reason, apiError !== undefined);
+  const ending: Pick<ResultMessage, 'result' | 'errors' | 'api_error_status' | 'api_error_type'> =
+    subtype !== 'success'
+      ? { errors: endingErrors(terminal) }
+      : apiError
+        ? {
+            result: `API Error: ${apiError.status} ${apiError.message}`,
+            api_error_status: apiError.status,
+            ...(apiError.type ? { api_error_type: apiError.type } : {}),
+          }
+        : { result: terminal.finalText, api_error_status: null };
   return {
     type: 'result',
-    subtype: resultSubtype(terminal.reason),
+    subtype,
     is_error: terminal.reason !== 'completed',
     duration_ms: accounting.durationMs ?? null,
     duration_api_ms: accounting.durationApiMs ?? null,
-    num_turns: terminal.turnCount,
-    result: terminal.finalText,
+    num_turns: numTurns(terminal),
+    ...ending,
+    // A job that ended on a failed model call has no reply of that call to name.
+    stop_reason: terminal.reason === 'model_error' ? null : (terminal.stopReason ?? null),
     session_id: jobId,
     total_cost_usd: accounting.totalCostUsd ?? null,
     usage: terminal.usage,
@@ -128,7 +208,8 @@ export function resultMessage(jobId: string, terminal: Terminal): ResultMessage 
       tool_input: denial.toolInput ?? {},
       reason: denial.reason,
     })),
-    terminal_reason: terminal.reason,
+    terminal_reason: apiError ? 'api_error' : terminal.reason,
+    uuid: randomUUID(),
     ...(terminal.detail ? { detail: terminal.detail } : {}),
     job_id: jobId,
     model: terminal.model,
@@ -159,13 +240,15 @@ export function endedFromOutsideMessage(jobId: string, status: string, detail: s
     duration_ms: null,
     duration_api_ms: null,
     num_turns: 0,
-    result: '',
+    stop_reason: null,
+    errors: [`${status.toLowerCase()} from outside durable-agent: ${detail}`],
     session_id: jobId,
     total_cost_usd: null,
     usage,
     modelUsage: {},
     permission_denials: [],
     terminal_reason: 'terminated',
+    uuid: randomUUID(),
     detail: `${status.toLowerCase()} from outside durable-agent: ${detail}`,
     job_id: jobId,
     model: '',
@@ -186,36 +269,71 @@ export interface InitFacts {
   permissionMode: string;
 }
 
+/** The whole of a stored tool result, or undefined when this process cannot read the job's store. */
+export type ToolResultLookup = (ref: ContentRef) => Promise<string | undefined>;
+
 /**
  * `--output-format stream-json`: one JSON object per line in Claude Code's message shapes. Each
  * content block is its own `assistant` line and each tool result its own `user` line, as Claude
- * Code streams them; text, tool inputs and results carry what the job's progress log keeps (2,000
- * characters per block; `export` gives them whole). Notices are `system` lines of subtype `notice`,
- * retries `api_retry` (as Claude Code reports its own) and parked calls `approval_needed`.
+ * Code streams them. A tool result is sent whole, read from the content store (the progress log
+ * keeps its first 300 characters, which stand in when the store cannot be read); text and tool
+ * inputs carry what the progress log keeps (2,000 characters per block). A refused call gets a
+ * `system` `permission_denied` line before its result, retries `api_retry` (as Claude Code
+ * reports its own) and parked calls `approval_needed`. The job's notices have no counterpart in
+ * Claude Code's stream: they go to the human-readable progress only.
  */
 export class StreamJsonPrinter {
   lastSeq = 0;
+  /** Lines still waiting for a stored result, so that every line keeps its place. */
+  private backlog: Promise<void> | undefined;
 
   constructor(
     private readonly out: Output,
     private readonly jobId: string,
+    private readonly lookup?: ToolResultLookup,
   ) {}
 
   private line(message: Record<string, unknown>): void {
     this.out.write(JSON.stringify({ ...message, uuid: randomUUID(), session_id: this.jobId }));
   }
 
+  /** Runs `write` after every line before it: at once when nothing waits, else in turn. */
+  private inOrder(write: () => unknown): void {
+    if (this.backlog === undefined) {
+      const pending = write();
+      if (pending instanceof Promise) this.track(pending.then(() => undefined));
+      return;
+    }
+    this.track(this.backlog.then(async () => void (await write())));
+  }
+
+  private track(pending: Promise<void>): void {
+    const settled: Promise<void> = pending
+      .catch(() => undefined)
+      .then(() => {
+        if (this.backlog === settled) this.backlog = undefined;
+      });
+    this.backlog = settled;
+  }
+
+  /** Resolves once every line so far is written. */
+  async drain(): Promise<void> {
+    while (this.backlog) await this.backlog;
+  }
+
   init(facts: InitFacts): void {
-    this.line({
-      type: 'system',
-      subtype: 'init',
-      cwd: facts.cwd,
-      tools: facts.tools,
-      mcp_servers: [],
-      model: facts.model,
-      permissionMode: facts.permissionMode,
-      job_id: facts.jobId,
-    });
+    this.inOrder(() =>
+      this.line({
+        type: 'system',
+        subtype: 'init',
+        cwd: facts.cwd,
+        tools: facts.tools,
+        mcp_servers: [],
+        model: facts.model,
+        permissionMode: facts.permissionMode,
+        job_id: facts.jobId,
+      }),
+    );
   }
 
   /** What `follow()` sees: the job's events, and retries and parked calls as `system` lines. */
@@ -230,34 +348,40 @@ export class StreamJsonPrinter {
         this.print([event]);
         break;
       case 'retry':
-        this.line({
-          type: 'system',
-          subtype: 'api_retry',
-          what: event.what,
-          attempt: event.nextAttempt,
-          max_retries: event.maximumAttempts > 0 ? event.maximumAttempts - 1 : null,
-          retry_delay_ms: event.nextAttemptAt !== undefined ? Math.max(0, event.nextAttemptAt - Date.now()) : null,
-          error: event.cause,
-          turn: event.turn,
-        });
+        this.inOrder(() =>
+          this.line({
+            type: 'system',
+            subtype: 'api_retry',
+            what: event.what,
+            attempt: event.nextAttempt,
+            max_retries: event.maximumAttempts > 0 ? event.maximumAttempts - 1 : null,
+            retry_delay_ms: event.nextAttemptAt !== undefined ? Math.max(0, event.nextAttemptAt - Date.now()) : null,
+            error: event.cause,
+            turn: event.turn,
+          }),
+        );
         break;
       case 'approval_needed':
-        this.line({
-          type: 'system',
-          subtype: 'approval_needed',
-          tool_name: event.pending.toolName,
-          tool_use_id: event.pending.toolUseId,
-          reason: event.pending.reason,
-          turn: event.turn,
-        });
+        this.inOrder(() =>
+          this.line({
+            type: 'system',
+            subtype: 'approval_needed',
+            tool_name: event.pending.toolName,
+            tool_use_id: event.pending.toolUseId,
+            reason: event.pending.reason,
+            turn: event.turn,
+          }),
+        );
         break;
       case 'no_worker':
-        this.line({
-          type: 'system',
-          subtype: 'no_worker',
-          after_ms: event.afterMs,
-          ...(event.text ? { message: event.text } : {}),
-        });
+        this.inOrder(() =>
+          this.line({
+            type: 'system',
+            subtype: 'no_worker',
+            after_ms: event.afterMs,
+            ...(event.text ? { message: event.text } : {}),
+          }),
+        );
         break;
       default:
         break;
@@ -270,35 +394,56 @@ export class StreamJsonPrinter {
       this.lastSeq = event.seq;
       switch (event.kind) {
         case 'assistant_text':
-          this.assistant(event.turn, [{ type: 'text', text: event.text }]);
+          this.inOrder(() => this.assistant(event.turn, [{ type: 'text', text: event.text }]));
           break;
         case 'tool_call':
-          this.assistant(event.turn, [
-            { type: 'tool_use', id: event.toolUseId, name: event.name, input: parseInput(event.input) },
-          ]);
+          this.inOrder(() =>
+            this.assistant(event.turn, [
+              { type: 'tool_use', id: event.toolUseId, name: event.name, input: parseInput(event.input) },
+            ]),
+          );
           break;
-        case 'tool_result':
-          this.line({
-            type: 'user',
-            parent_tool_use_id: null,
-            message: {
-              role: 'user',
-              content: [
-                { type: 'tool_result', tool_use_id: event.toolUseId, content: event.preview, is_error: event.isError },
-              ],
-            },
-            turn: event.turn,
-          });
+        case 'tool_result': {
+          const { ref } = event;
+          const lookup = this.lookup;
+          if (ref !== undefined && lookup) {
+            this.inOrder(async () =>
+              this.toolResult(event, (await lookup(ref).catch(() => undefined)) ?? event.preview),
+            );
+          } else this.inOrder(() => this.toolResult(event, event.preview));
           break;
+        }
         case 'notice':
-          this.line({ type: 'system', subtype: 'notice', text: event.text, turn: event.turn });
           break;
       }
     }
   }
 
   result(message: ResultMessage): void {
-    this.out.write(JSON.stringify({ ...message, uuid: randomUUID() }));
+    this.inOrder(() => this.out.write(JSON.stringify(message)));
+  }
+
+  private toolResult(event: Extract<SessionEvent, { kind: 'tool_result' }>, content: string): void {
+    if (event.denied) {
+      this.line({
+        type: 'system',
+        subtype: 'permission_denied',
+        tool_name: event.name,
+        tool_use_id: event.toolUseId,
+        message: content,
+      });
+    }
+    this.line({
+      type: 'user',
+      parent_tool_use_id: null,
+      message: {
+        role: 'user',
+        content: [{ type: 'tool_result', tool_use_id: event.toolUseId, content, is_error: event.isError }],
+      },
+      // Claude Code's own structured result per tool is not kept; an error reads as it writes one.
+      tool_use_result: event.isError ? `Error: ${content}` : content,
+      turn: event.turn,
+    });
   }
 
   private assistant(turn: number, content: unknown[]): void {
@@ -309,6 +454,16 @@ export class StreamJsonPrinter {
       turn,
     });
   }
+}
+
+/** Reads stored tool results from `store` (opened on first use), for {@link StreamJsonPrinter}. */
+export function storedToolResults(open: () => Promise<ContentStore>): ToolResultLookup {
+  let store: Promise<ContentStore> | undefined;
+  return async (ref) => {
+    store ??= open();
+    const block = await (await store).get<Partial<ToolResultBlock>>(ref);
+    return typeof block.content === 'string' ? block.content : undefined;
+  };
 }
 
 /** A tool call's input as the progress log keeps it: JSON, unless it was cut at 2,000 characters. */

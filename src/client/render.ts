@@ -1,3 +1,4 @@
+import { InvalidArgumentError } from 'commander';
 import type { HooksReport, SessionSnapshot } from '../shared/session';
 import type { PermissionSummary } from '../shared/settings-trust';
 import type { ContextReport, SandboxReport, Terminal, TransitionCounts } from '../shared/terminal';
@@ -183,11 +184,35 @@ export function formatSnapshot(id: string, snapshot: SessionSnapshot): string {
   return lines.join('\n');
 }
 
-/** Exit status of `run` and `result`, so CI can tell outcomes apart. */
-export function exitCodeFor(terminal: Terminal): number {
+/**
+ * `--exit-status`: `simple`, as `claude -p` exits (0 when the job completed, 1 for any other
+ * ending), or `detailed`, where CI can tell the endings apart (see {@link exitCodeFor}).
+ */
+export const EXIT_STATUS_SCHEMES = ['simple', 'detailed'] as const;
+export type ExitStatusScheme = (typeof EXIT_STATUS_SCHEMES)[number];
+
+export function parseExitStatusScheme(value: string): ExitStatusScheme {
+  if ((EXIT_STATUS_SCHEMES as readonly string[]).includes(value)) return value as ExitStatusScheme;
+  throw new InvalidArgumentError(`--exit-status "${value}" is not one of ${EXIT_STATUS_SCHEMES.join(', ')}.`);
+}
+
+/** `detailed`: the exit status of a job ended from outside (terminated, timed out, cancelled). */
+export const EXIT_ENDED_OUTSIDE = 5;
+
+/**
+ * Exit status of `run`, `result` and `tail` for a job's Terminal. `detailed`: 0 completed,
+ * 2 max_turns, 3 aborted, 4 budget_exhausted, 1 anything else; `simple`: 0 completed, else 1.
+ */
+export function exitCodeFor(terminal: Pick<Terminal, 'reason'>, scheme: ExitStatusScheme): number {
   if (terminal.reason === 'completed') return 0;
+  if (scheme === 'simple') return 1;
   if (terminal.reason === 'max_turns') return 2;
   if (terminal.reason === 'aborted_streaming' || terminal.reason === 'aborted_tools') return 3;
   if (terminal.reason === 'budget_exhausted') return 4;
   return 1;
+}
+
+/** Exit status of a job that ended from outside, with no Terminal. */
+export function endedOutsideExitCode(scheme: ExitStatusScheme): number {
+  return scheme === 'detailed' ? EXIT_ENDED_OUTSIDE : 1;
 }

@@ -4,7 +4,7 @@ import { InvalidArgumentError } from 'commander';
 import type { Command } from 'commander';
 import { isPermissionMode, PERMISSION_MODES, validateRules } from '../shared/permissions';
 import type { SessionInput, SessionPermissions } from '../shared/session';
-import { getToolDefinition } from '../shared/tools';
+import { getToolDefinition, TOOL_DEFINITIONS } from '../shared/tools';
 import { SETTING_SOURCES } from '../shared/settings-trust';
 import type { SettingSource } from '../shared/settings-trust';
 import { DEFAULT_MODEL } from './config';
@@ -162,6 +162,7 @@ export function buildSessionInput(
   const permissions = buildPermissions(flags, isCiEnvironment(env), headless);
   const model = chosenModel(flags.model, env);
   const effort = effortOf(flags.effort);
+  const offered = withoutDeniedTools(tools, permissions?.deny ?? []);
   return {
     prompt,
     workspace: stat ? fs.realpathSync(workspace) : workspace,
@@ -174,7 +175,7 @@ export function buildSessionInput(
     thinking: thinkingSettingOf(flags),
     ...(effort ? { effort } : {}),
     ...(flags.appendSystemPrompt ? { appendSystemPrompt: flags.appendSystemPrompt } : {}),
-    ...(tools ? { tools } : {}),
+    ...(offered ? { tools: offered } : {}),
     ...(permissions ? { permissions } : {}),
     ...(settingSources ? { settingSources } : {}),
     ...(flags.sandbox === false ? { noSandbox: true } : {}),
@@ -252,6 +253,17 @@ export function parseThinkingTokens(value: string): number {
     );
   }
   return n;
+}
+
+/**
+ * The tools to offer: a deny rule that is a bare tool name (`--disallowedTools Bash`) takes the
+ * tool out of the list, as Claude Code does, so the model never sees it; a rule with a specifier
+ * (`Bash(rm:*)`) still only refuses the calls it matches. Undefined keeps the default (all).
+ */
+export function withoutDeniedTools(tools: string[] | undefined, deny: string[]): string[] | undefined {
+  const denied = new Set(deny.filter((rule) => getToolDefinition(rule) !== undefined));
+  if (denied.size === 0) return tools;
+  return (tools ?? TOOL_DEFINITIONS.map((tool) => tool.name)).filter((name) => !denied.has(name));
 }
 
 function stopHooks(

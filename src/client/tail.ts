@@ -8,14 +8,11 @@ import type { Client } from '@temporalio/client';
 import type { Terminal } from '../shared/terminal';
 import { FollowStopped, follow } from './jobs';
 import type { JobHandle } from './jobs';
-import { exitCodeFor, formatTerminal } from './render';
-import type { Output } from './render';
+import { endedOutsideExitCode, exitCodeFor, formatTerminal } from './render';
+import type { ExitStatusScheme, Output } from './render';
 
 /** Exit status of a `tail` interrupted by Ctrl-C, as a shell reports a command ended by SIGINT. */
 export const TAIL_INTERRUPTED_EXIT = 130;
-
-/** Exit status of a job ended from outside (terminated, timed out, cancelled), as `run` and `result` use it. */
-const ENDED_OUTSIDE_EXIT = 5;
 
 export interface TailOptions {
   /** Stops tailing (Ctrl-C); the job runs on. */
@@ -25,6 +22,8 @@ export interface TailOptions {
   pollMs?: number;
   /** See `FollowOptions.noWorker`. */
   noWorker?: (afterMs: number) => Promise<string | undefined>;
+  /** `--exit-status`; default `simple`. */
+  exitStatus?: ExitStatusScheme;
 }
 
 /**
@@ -54,12 +53,12 @@ export async function tailJob(client: Client, id: string, out: Output, options: 
       options.notes.write(
         `job ${id} ended from outside (${why}); it has no Terminal (see its history: temporal workflow show -w ${id})`,
       );
-      return ENDED_OUTSIDE_EXIT;
+      return endedOutsideExitCode(options.exitStatus ?? 'simple');
     }
     if (!(error instanceof FollowStopped)) throw error;
     options.notes.write(`stopped tailing; job ${id} keeps running (durable-agent tail ${id} to watch again)`);
     return TAIL_INTERRUPTED_EXIT;
   }
   out.write(`\n${formatTerminal(terminal)}`);
-  return exitCodeFor(terminal);
+  return exitCodeFor(terminal, options.exitStatus ?? 'simple');
 }

@@ -153,6 +153,8 @@ export interface State {
   maxOutputTokensRecoveryCount: number;
   maxOutputTokensOverride: number | undefined;
   transition: Transition | undefined;
+  /** The stop reason of the last reply (absent before the first, and in States of older jobs). */
+  lastStopReason?: string | null;
   usage: Usage;
   model: string;
   lastAssistantText: string;
@@ -222,6 +224,10 @@ export type SessionEvent =
       name: string;
       isError: boolean;
       preview: string;
+      /** The whole result in the content store (absent for results answered inline, and on older jobs). */
+      ref?: ContentRef;
+      /** The permission rules, the mode, a person or a hook refused the call. */
+      denied?: boolean;
     }
   | { seq: number; turn: number; kind: 'notice'; text: string };
 

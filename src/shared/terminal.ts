@@ -94,6 +94,8 @@ export interface Terminal {
   reason: TerminalReason;
   turnCount: number;
   finalText: string;
+  /** The stop reason of the last reply, as the API gave it; absent when none came (and on older jobs). */
+  stopReason?: string | null;
   usage: Usage;
   model: string;
   /** A human-readable detail for non-completed endings (the model error, the abort source, ...). */

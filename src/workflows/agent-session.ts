@@ -238,6 +238,7 @@ async function runTurn(session: Session, state: State): Promise<TurnStep> {
     usage: addUsage(state.usage, reply.usage),
     ...withCallCost(session, state, state.model, reply),
     lastAssistantText: text || state.lastAssistantText,
+    lastStopReason: reply.stopReason,
     ...(session.contextPipeline ? contextAfterReply(state, reply) : {}),
   };
   const afterReply = cleared ? counted(replied, 'microcompact') : replied;

@@ -31,6 +31,7 @@ export async function finish(
     reason,
     turnCount: state.turnCount,
     finalText: state.lastAssistantText,
+    ...(state.lastStopReason !== undefined ? { stopReason: state.lastStopReason } : {}),
     usage: state.usage,
     model: state.model,
     ...(details.length > 0 ? { detail: details.join('; ') } : {}),

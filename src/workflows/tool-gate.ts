@@ -1,4 +1,4 @@
-import { ActivityFailure, condition, isCancellation } from '@temporalio/workflow';
+import { ActivityFailure, condition, isCancellation, patched } from '@temporalio/workflow';
 import type { RunToolInput, ToolRunResult } from '../shared/activity-types';
 import type { ReadFileStates } from '../shared/file-state';
 import type { ToolUseBlock } from '../shared/messages';
@@ -44,7 +44,15 @@ export interface GateContext {
   /** The job's PreToolUse and PostToolUse hooks; undefined when it has none. */
   hooks?: HookRunner;
   effects: TurnEffects;
+  /** The tools offered to the model (`--tools`, less the tools a bare deny rule names). */
+  offered: readonly string[];
 }
+
+/**
+ * Guards the answer to a call of a tool the job did not offer: jobs recorded before it sent such a
+ * call through the permission rules (and ran it when they allowed it).
+ */
+export const UNOFFERED_TOOL_PATCH = 'unoffered-tool';
 
 export type GatedResult = FinishedCall;
 
@@ -56,6 +64,14 @@ const INPUT_PREVIEW_CHARS = 500;
  * (holding no worker: the workflow just waits for a signal), and then run as an activity.
  */
 export async function gateAndRun(toolUse: ToolUseBlock, ctx: GateContext): Promise<GatedResult> {
+  // A tool the job did not offer does not exist for it, as for Claude Code: no hook, no rule, no run.
+  if (!ctx.offered.includes(toolUse.name) && patched(UNOFFERED_TOOL_PATCH)) {
+    return inline(
+      toolUse.id,
+      `No such tool available: ${toolUse.name}. Available tools: ${ctx.offered.join(', ') || 'none'}.`,
+      true,
+    );
+  }
   // Claude Code runs PreToolUse hooks before the permission check; their verdict shapes it.
   const pre = ctx.hooks ? await ctx.hooks.pre(toolUse) : undefined;
   if (pre) noteHookResult(ctx, 'PreToolUse', toolUse, pre);

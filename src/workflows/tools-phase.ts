@@ -53,6 +53,7 @@ export async function runToolsPhase(
           runTool: activities.runTool,
           ...(session.hooks ? { hooks: session.hooks } : {}),
           effects,
+          offered: session.tools,
         }),
       onStart: (toolUse) => {
         control.runningTools.set(toolUse.id, toolUse.name);
@@ -75,6 +76,9 @@ export async function runToolsPhase(
           name: toolUse.name,
           isError: result.is_error ?? false,
           preview,
+          // Where the whole result is, for a follower that prints it whole (stream-json).
+          ...(result.type === 'tool_result_ref' ? { ref: result.ref } : {}),
+          ...(effects.denials.some((denial) => denial.toolUseId === toolUse.id) ? { denied: true } : {}),
         });
       },
       isAborted: () => control.abortRequested,

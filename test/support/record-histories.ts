@@ -363,6 +363,18 @@ const scenarios: Scenario[] = [
       ],
     },
   },
+  {
+    // Bash left out of the offered tools (`--disallowedTools Bash`): a call of it is answered
+    // "No such tool available" before hooks and rules (patched('unoffered-tool')).
+    name: 'unoffered-tool',
+    input: { tools: ['Read', 'Grep', 'Glob'] },
+    session: {
+      replies: [
+        { content: [text('Looking.'), bash('u1', 'cat src/auth/login.ts'), read('u2')] },
+        { content: [text('It checks that the user name is not empty.')] },
+      ],
+    },
+  },
 ];
 
 /** `start-dev` flags that register the job search attributes. */
