@@ -103,10 +103,12 @@ describe('status of a job whose worker is gone', () => {
       console.log(`ls with a running job whose worker is gone: ${listed.seconds.toFixed(1)} s`);
       expect(listed.value.stdout).toMatch(/gone-running\s+running\s.*\(no worker answered; approvals unknown\)/);
 
-      // The CLI's own start-up (ts-node in tests) is most of these; the answers themselves are immediate.
-      expect(ended.seconds).toBeLessThan(live.seconds + 4);
-      expect(running.seconds).toBeLessThan(live.seconds + 4);
-      expect(listed.seconds).toBeLessThan(live.seconds + 3);
+      // The CLI's own start-up is most of these; the answers themselves are immediate. What this
+      // guards against is the 15 s wait for a query no worker answers: a margin of 8 s over the
+      // live answer still catches it, and leaves room for a loaded machine's jitter (CI saw 4.4 s).
+      expect(ended.seconds).toBeLessThan(live.seconds + 8);
+      expect(running.seconds).toBeLessThan(live.seconds + 8);
+      expect(listed.seconds).toBeLessThan(live.seconds + 8);
     } finally {
       worker.child.kill('SIGKILL');
     }
