@@ -10,6 +10,23 @@ import { formatUsd } from '../src/shared/pricing';
 import { effectLines, scriptedBatch } from './support/batch';
 import { killEmbeddedWorker, runCli, startCli } from './support/cli';
 import { makeWorkspace, tempDir, waitFor } from './support/harness';
+import { Client, Connection } from '@temporalio/client';
+import { pendingActivities } from '../src/client/live-follower';
+
+/** True once the embedded server holds a heartbeat of the job's model call saying what the API billed. */
+async function billedHeartbeatSeen(home: string, jobId: string): Promise<true | undefined> {
+  const { port } = JSON.parse(fs.readFileSync(path.join(home, 'embedded-server.json'), 'utf8')) as { port: number };
+  const connection = await Connection.connect({ address: `127.0.0.1:${port}` });
+  try {
+    const description = await new Client({ connection }).workflow.getHandle(jobId).describe();
+    const billed = pendingActivities(description).some(
+      (activity) => activity.activityType === 'callModel' && (activity.details as { billed?: unknown })?.billed,
+    );
+    return billed ? true : undefined;
+  } finally {
+    await connection.close();
+  }
+}
 
 jest.setTimeout(300_000);
 
@@ -94,9 +111,10 @@ describe('durable-agent batch on the embedded default', () => {
     delete env.DURABLE_AGENT_TASK_QUEUE;
     const follower = startCli(['batch', file, '--concurrency', '1', '--permission-mode', 'bypassPermissions'], env);
     try {
-      // The first task's first call, well into its stream (the API has billed its input by then).
+      // The first task's first call, well into its stream: killed once the server holds the
+      // heartbeat that says what the API billed (on a loaded machine that can take a while).
       await waitFor(async () => (slow.router.calls.length > 0 ? true : undefined), 120_000, 'the first model call');
-      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      await waitFor(() => billedHeartbeatSeen(home, 'paid/t1'), 60_000, "the call's billed heartbeat");
       killEmbeddedWorker(home);
       const result = await follower.done;
       expect(result.code).toBe(0);
