@@ -183,6 +183,8 @@ async function runClaudeCode(ctx: Context, scenario: Scenario): Promise<Side> {
   const dir = path.join(ctx.runDir, scenario.name);
   const workspace = makeWorkspace(path.join(dir, 'cc'), scenario.files ?? FILES);
   const home = fs.mkdtempSync(path.join(dir, 'cc-home-'));
+  // Claude Code keeps per-project scratch (background output, sockets) under the temp folder.
+  const tmp = fs.mkdtempSync(path.join(dir, 'cc-tmp-'));
   const server = await ScriptedModelServer.start({
     name: `cc-${scenario.name}`,
     replies: repliesOf(filledIn(scenario, { ws: workspace, port: ctx.port }) as Scenario),
@@ -202,6 +204,7 @@ async function runClaudeCode(ctx: Context, scenario: Scenario): Promise<Side> {
       env: {
         PATH: process.env.PATH,
         HOME: home,
+        TMPDIR: tmp,
         ANTHROPIC_BASE_URL: server.url,
         ANTHROPIC_API_KEY: 'test-key',
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
