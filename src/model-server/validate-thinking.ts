@@ -7,6 +7,7 @@
  * problem found, or undefined.
  */
 import type { ThinkingSeal } from './thinking-seal';
+import { checkTaggedUnion } from './tagged-union';
 
 type Json = Record<string, unknown>;
 
@@ -65,20 +66,10 @@ export function thinkingOmitted(body: unknown): boolean {
  * (unless interleaved thinking lets it span the turn). `betas` are the `anthropic-beta` values.
  */
 export function checkThinkingParam(body: Json, betas: readonly string[]): string | undefined {
-  const thinking = body.thinking;
-  if (thinking === undefined || thinking === null) return undefined;
-  if (!isObject(thinking)) return 'thinking: Input should be a valid dictionary or object to extract fields from';
-  if (thinking.type === undefined) return "thinking: Unable to extract tag using discriminator 'type'";
-  const fields = typeof thinking.type === 'string' ? THINKING_FIELDS[thinking.type] : undefined;
-  if (!fields) {
-    return (
-      `thinking: Input tag '${String(thinking.type)}' found using 'type' does not match any of the expected tags: ` +
-      literals(Object.keys(THINKING_FIELDS)).replace(' or ', ', ')
-    );
-  }
-  const type = String(thinking.type);
-  const extra = Object.keys(thinking).find((key) => key !== 'type' && !fields.includes(key));
-  if (extra) return `thinking.${type}.${extra}: Extra inputs are not permitted`;
+  if (body.thinking === undefined || body.thinking === null) return undefined;
+  const checked = checkTaggedUnion('thinking', body.thinking, THINKING_FIELDS);
+  if ('problem' in checked) return checked.problem;
+  const { type, value: thinking } = checked;
   if (thinking.display !== undefined && thinking.display !== null && !DISPLAYS.includes(thinking.display as string)) {
     return `thinking.${type}.display: Input should be ${literals(DISPLAYS)}`;
   }

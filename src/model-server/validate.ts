@@ -11,6 +11,7 @@
  */
 
 import { checkMediaBlocks } from './media';
+import { checkTaggedUnion } from './tagged-union';
 import type { ThinkingSeal } from './thinking-seal';
 import {
   checkOutputConfig,
@@ -286,20 +287,10 @@ function toolNames(body: Json): unknown[] {
  * validation messages; the wording of the last three checks is this server's.
  */
 function checkToolChoice(body: Json): string | undefined {
-  const choice = body.tool_choice;
-  if (choice === undefined) return undefined;
-  if (!isObject(choice)) return 'tool_choice: Input should be a valid dictionary or object to extract fields from';
-  if (choice.type === undefined) return "tool_choice: Unable to extract tag using discriminator 'type'";
-  const fields = typeof choice.type === 'string' ? TOOL_CHOICE_FIELDS[choice.type] : undefined;
-  if (!fields) {
-    return (
-      `tool_choice: Input tag '${String(choice.type)}' found using 'type' does not match any of the expected tags: ` +
-      "'auto', 'any', 'tool', 'none'"
-    );
-  }
-  const type = String(choice.type);
-  const extra = Object.keys(choice).find((key) => key !== 'type' && !fields.includes(key));
-  if (extra) return `tool_choice.${type}.${extra}: Extra inputs are not permitted`;
+  if (body.tool_choice === undefined) return undefined;
+  const checked = checkTaggedUnion('tool_choice', body.tool_choice, TOOL_CHOICE_FIELDS);
+  if ('problem' in checked) return checked.problem;
+  const { type, value: choice } = checked;
   if (choice.disable_parallel_tool_use !== undefined && typeof choice.disable_parallel_tool_use !== 'boolean') {
     return `tool_choice.${type}.disable_parallel_tool_use: Input should be a valid boolean`;
   }
