@@ -508,7 +508,8 @@ export function buildProgram(): Command {
             ? await describeWorkspaceHost(client, snapshot.hostQueue, description)
             : undefined;
         // A call that failed and is tried again (a model API it cannot reach): what went wrong, while it lasts.
-        const retrying = pendingActivities(description)
+        const pending = pendingActivities(description);
+        const retrying = pending
           .filter((activity) => activity.attempt > 1 && activity.lastFailure)
           .map((activity) => ({
             activity: activity.activityType,
@@ -517,7 +518,7 @@ export function buildProgram(): Command {
             lastFailure: activity.lastFailure as string,
           }));
         // The model call streaming now, when it is in a thinking block: how much it has thought.
-        const thinkingChars = pendingActivities(description)
+        const thinkingChars = pending
           .filter((activity) => activity.activityType === 'callModel')
           .map((activity) => asStreamProgress(activity.details))
           .find((progress) => progress?.thinking !== undefined)?.thinking;
