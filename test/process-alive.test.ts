@@ -12,6 +12,12 @@ describe('isProcessAlive', () => {
     try {
       const child = await new Promise<number>((resolve) => parent.stdout.once('data', (data) => resolve(Number(data))));
       expect(isProcessAlive(child)).toBe(true);
+      // Killed only once the shell is `sleep 60`: a shell still running would reap the child itself.
+      await waitFor(
+        async () => (fs.readFileSync(`/proc/${parent.pid}/comm`, 'utf8').trim() === 'sleep' ? true : undefined),
+        5_000,
+        'the shell to become sleep 60',
+      );
       process.kill(child, 'SIGKILL');
       await waitFor(
         async () => (fs.readFileSync(`/proc/${child}/stat`, 'utf8').includes(') Z ') ? true : undefined),
