@@ -31,6 +31,28 @@ describe('the embedded server', () => {
 });
 
 describe('the embedded server port lock', () => {
+  test('two data folders starting a server at once get ports of their own, both reachable', async () => {
+    // The lock is let go once a new server has bound both of its ports (not after its set-up), so
+    // two starters never pick the same free port, and neither waits on the other's set-up.
+    const homes = [tempDir('embedded-a'), tempDir('embedded-b')];
+    try {
+      const servers = await Promise.all(homes.map((home) => ensureEmbeddedServer(home)));
+      const ports = servers.flatMap((server) => [server.address.split(':')[1], new URL(server.uiUrl).port]);
+      expect(new Set(ports).size).toBe(4);
+      // Each is set up whole: a second call finds it running, with its search attributes recorded.
+      const again = await Promise.all(homes.map((home) => ensureEmbeddedServer(home)));
+      expect(again.map((server) => server.pid)).toEqual(servers.map((server) => server.pid));
+      for (const home of homes) {
+        const record = JSON.parse(fs.readFileSync(path.join(home, 'embedded-server.json'), 'utf8')) as {
+          searchAttributes?: unknown[];
+        };
+        expect(record.searchAttributes?.length).toBeGreaterThan(0);
+      }
+    } finally {
+      await Promise.all(homes.map((home) => stopEmbedded(home, () => undefined)));
+    }
+  });
+
   test('is one per machine and user, whatever the temp folder is', () => {
     // Test runs (and shells) with their own TMPDIR must still wait for each other before taking 7233.
     const tmpdir = jest.spyOn(os, 'tmpdir');

@@ -106,7 +106,6 @@ const SERVER_RECORD = 'embedded-server.json';
 const WORKER_RECORD = 'embedded-worker.json';
 const PORTS_RECORD = 'embedded-ports.json';
 
-/** Temporal's own defaults for a dev server: taken when free, so `temporal` commands and the UI's URL work as documented. */
 /**
  * Settings the embedded server starts with beyond `start-dev`'s defaults. The dev server reads its
  * transfer queue at most 20 times a second per shard, which paces a job at about one activity per
@@ -118,6 +117,7 @@ export const EMBEDDED_SERVER_TUNING: readonly string[] = [
   'history.transferProcessorMaxPollRPS=1000',
 ];
 
+/** Temporal's own defaults for a dev server: taken when free, so `temporal` commands and the UI's URL work as documented. */
 export const PREFERRED_PORT = 7233;
 export const PREFERRED_UI_PORT = 8233;
 
@@ -227,15 +227,21 @@ export async function ensureEmbeddedServer(home = dataHome()): Promise<EmbeddedS
       if (record !== known) writeRecord(home, SERVER_RECORD, record);
       return { address, uiUrl: `http://127.0.0.1:${known.uiPort}`, pid: known.pid };
     }
-    return withPortLock(() => startServer(home, retentionMs, known));
+    // The machine-wide port lock is held only until the new server has bound its ports; the rest
+    // of its set-up (retention, search attributes) needs no other starter to wait.
+    const started = await withPortLock(() => launchServer(home, known));
+    return finishServer(home, started, retentionMs);
   });
 }
 
-async function startServer(
-  home: string,
-  retentionMs: number,
-  known: ProcessRecord | undefined,
-): Promise<EmbeddedServer> {
+interface LaunchedServer {
+  pid: number;
+  port: number;
+  uiPort: number;
+}
+
+/** Start `temporal server start-dev` on ports nobody else holds, and wait until it listens. */
+async function launchServer(home: string, known: ProcessRecord | undefined): Promise<LaunchedServer> {
   const binary = findTemporalBinary();
   // The ports it had before (a record left by a server that died without `stop` counts too).
   const before =
@@ -282,7 +288,8 @@ async function startServer(
   writeRecord(home, SERVER_RECORD, { pid: child.pid, port, uiPort, startedAt: new Date().toISOString() });
   writeRecord(home, PORTS_RECORD, { port, uiPort });
   const deadline = Date.now() + 60_000;
-  while (!(await isListening(port))) {
+  // Both ports bound before the port lock is let go, so the next starter sees them taken.
+  while (!(await isListening(port)) || !(await isListening(uiPort))) {
     if (!isProcessAlive(child.pid) || Date.now() > deadline) {
       throw new Error(
         `The embedded Temporal server did not start; see ${path.join(home, 'logs', 'temporal-server.log')}`,
@@ -290,19 +297,28 @@ async function startServer(
     }
     await sleep(200);
   }
+  return { pid: child.pid, port, uiPort };
+}
+
+/** Give a server just launched the namespace's retention and the job search attributes. */
+async function finishServer(
+  home: string,
+  { pid, port, uiPort }: LaunchedServer,
+  retentionMs: number,
+): Promise<EmbeddedServer> {
   const address = `127.0.0.1:${port}`;
   // `start-dev` has no retention flag; the namespace setting lives in the database and survives restarts.
   await applyRetention(address, retentionMs);
   const searchAttributes = await registerSearchAttributes(address);
   writeRecord(home, SERVER_RECORD, {
-    pid: child.pid,
+    pid,
     port,
     uiPort,
     startedAt: new Date().toISOString(),
     retentionMs,
     searchAttributes,
   });
-  return { address, uiUrl: `http://127.0.0.1:${uiPort}`, pid: child.pid };
+  return { address, uiUrl: `http://127.0.0.1:${uiPort}`, pid };
 }
 
 /** The first of `ports` nobody listens on or holds, if any. */
