@@ -12,9 +12,7 @@ test('a worker says what it does in a few lines, without the SDK logging', async
   delete env.TEMPORAL_ADDRESS;
   const worker = startCli(['worker'], env);
   try {
-    for (let i = 0; i < 600 && !worker.output().includes('durable-agent worker polling'); i++) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await waitForPolling(worker);
     // Time for the SDK's start-up lines, which came after ours.
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     worker.child.kill('SIGTERM');
@@ -43,6 +41,9 @@ test('a job that ends max_turns is not a worker warning (its workflow fails on p
   const taskQueue = `worker-output-${process.pid}`;
   const worker = startCli(['worker', '--task-queue', taskQueue], env);
   try {
+    // The job is queued for this worker alone: started before the worker polls (or after it failed
+    // to start), `run` would wait for it forever instead of failing this test with its output.
+    await waitForPolling(worker);
     const run = await cli(
       ['run', 'Read a.txt', '--cwd', makeWorkspace({ 'a.txt': 'a\n' }), '--max-turns', '1', '--task-queue', taskQueue],
       env,
@@ -61,3 +62,14 @@ test('a job that ends max_turns is not a worker warning (its workflow fails on p
     await server.close();
   }
 }, 120_000);
+
+/** Until the worker says it polls; fails with its output if it exits first or takes a minute. */
+async function waitForPolling(worker: ReturnType<typeof startCli>): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (!worker.output().includes('durable-agent worker polling')) {
+    if (worker.child.exitCode !== null || worker.child.signalCode !== null || Date.now() > deadline) {
+      throw new Error(`the worker did not start polling:\n${worker.output()}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
