@@ -24,7 +24,6 @@ import { listJobs, parseOutcome } from './job-list';
 import type { OutcomeFilter } from './job-list';
 import { dataHome } from './config';
 import { withClient } from './connect';
-import { runDemo } from './demo';
 import { stopEmbedded } from './embedded';
 import { follow, newJobId, startOrAttach } from './jobs';
 import { terminalOf, terminalOfFailure } from './job-terminal';
@@ -799,6 +798,8 @@ export function buildProgram(): Command {
     .command('demo')
     .description('run the bundled example: check the login module of a small repository')
     .action(async () => {
+      // Loaded here: the demo brings the worker and the model server, which no other command needs.
+      const { runDemo } = await import('./demo');
       process.exitCode = exitCodeFor(await runDemo(stdoutOutput), 'simple');
     });
 
