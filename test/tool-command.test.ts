@@ -25,7 +25,7 @@ describe('durable-agent tool', () => {
     expect(JSON.parse(result.out)).toEqual({
       type: 'tool_result',
       tool_use_id: 'cli',
-      content: '     1\talpha\n     2\tbeta',
+      content: '     1\talpha\n     2\tbeta\n     3\t',
     });
     expect(result.err).toContain('permission: allow');
   });

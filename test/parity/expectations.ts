@@ -34,16 +34,6 @@ export const INTENDED: Record<string, string> = {
 
 /** Why each known gap differs, by cause; the scenarios below refer to these. */
 const GAP = {
-  readLastLine:
-    'Read: Claude Code numbers the empty line after a final newline ("3\\t"); durable-agent stops at the last line',
-  readContinuation:
-    'Read: durable-agent adds "(Showing lines a-b. The file has more lines: …)"; Claude Code adds nothing',
-  readReminder: 'Read: other <system-reminder> wording (and Claude Code counts the empty last line: 61 lines)',
-  readLongLine: 'Read: durable-agent cuts a line at 2,000 characters; Claude Code 2.1.332 shows it whole',
-  readDirectory: "Read of a directory: Claude Code passes on Node's EISDIR message; durable-agent explains",
-  missingFile:
-    'a missing file: Claude Code adds "Note: your current working directory is <ws>."; durable-agent names the file and suggests a near one',
-  missingDir: 'a missing path: Claude Code adds "Note: your current working directory is <ws>."',
   validation:
     'invalid input: Claude Code says "<tool_use_error>InputValidationError: X failed due to the following issue: The required parameter `f` is missing" (or "type is expected as"); durable-agent words it after zod',
   writeDone:
@@ -72,23 +62,7 @@ const GAP = {
 } as const;
 
 export const KNOWN_GAPS: Record<string, string> = {
-  'read-relative': GAP.readLastLine,
-  'read-absolute': GAP.readLastLine,
-  'read-offset': GAP.readLastLine,
-  'read-crlf': GAP.readLastLine,
-  'read-unicode': GAP.readLastLine,
-  'read-twice': GAP.readLastLine,
-  'read-long-line': GAP.readLongLine,
-  'read-limit': GAP.readContinuation,
-  'read-offset-limit': GAP.readContinuation,
-  'read-offset-past-end': GAP.readReminder,
-  'read-empty-file': GAP.readReminder,
-  'read-directory': GAP.readDirectory,
-  'read-missing-file': GAP.missingFile,
-  'edit-missing-file': GAP.missingFile,
-  'two-calls-one-reply': `${GAP.readLastLine}; ${GAP.missingFile}`,
-  'glob-path-missing': GAP.missingDir,
-  'grep-path-missing': GAP.missingDir,
+  'edit-missing-file': GAP.editError,
   'read-missing-file_path': GAP.validation,
   'read-offset-wrong-type': GAP.validation,
   'write-missing-content': GAP.validation,

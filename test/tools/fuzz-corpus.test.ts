@@ -271,7 +271,7 @@ describe('odd but valid Unicode goes through every tool and stays in the workspa
     expect(await run('Write', { file_path: file, content: text })).toMatchObject({ isError: false });
     expect(await readFile(path.join(workspace, file), 'utf8')).toBe(text);
     expect((await run('Read', { file_path: file })).content).toBe(
-      `     1\tfirst ${file}\n     2\tsecond line 😀\u0301`,
+      `     1\tfirst ${file}\n     2\tsecond line 😀\u0301\n     3\t`,
     );
     expect(await run('Edit', { file_path: file, old_string: 'second', new_string: 'zweite 🚀' })).toMatchObject({
       isError: false,

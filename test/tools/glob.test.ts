@@ -82,7 +82,7 @@ describe('Glob', () => {
     expect(await glob({ pattern: '**/*.rs' })).toEqual({ isError: false, content: 'No files found' });
     expect(await glob({ pattern: '*', path: 'nope' })).toEqual({
       isError: true,
-      content: 'Directory does not exist: nope',
+      content: `Directory does not exist: nope. Note: your current working directory is ${workspace}.`,
     });
     expect((await glob({ pattern: '*', path: 'a.ts' })).isError).toBe(true);
     expect((await glob({ pattern: 'src/*/../../..' })).isError).toBe(true);

@@ -43,6 +43,7 @@ describe('golden: Read', () => {
         '    16\texport function unused(): void {',
         '    17\t  // TODO: remove',
         '    18\t}',
+        '    19\t',
       ),
     );
   });
@@ -53,41 +54,39 @@ describe('golden: Read', () => {
         '     5\texport function main(args: string[]): number {',
         '     6\t  // TODO: parse flags',
         '     7\t  const total = args.map(Number).reduce(add, 0);',
-        '',
-        '(Showing lines 5-7. The file has more lines: call Read with offset 8 to continue.)',
       ),
     );
   });
 
   it('CRLF line ends, a long line shown whole, and an absolute path', async () => {
-    expect(await read({ file_path: 'data/win.txt' })).toEqual(ok('     1\talpha', '     2\tbeta', '     3\tgamma'));
+    expect(await read({ file_path: 'data/win.txt' })).toEqual(
+      ok('     1\talpha', '     2\tbeta', '     3\tgamma', '     4\t'),
+    );
     expect(await read({ file_path: `${workspace}/data/wide.txt` })).toEqual(
-      ok(`     1\t${'0123456789'.repeat(210)}`, '     2\tshort'),
+      ok(`     1\t${'0123456789'.repeat(210)}`, '     2\tshort', '     3\t'),
     );
   });
 
   it('notices: an empty file, an offset past the end', async () => {
     expect(await read({ file_path: 'docs/empty.md' })).toEqual(
-      ok(
-        '<system-reminder>Note: docs/empty.md exists but is empty (0 bytes); there are no lines to show.</system-reminder>',
-      ),
+      ok('<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>'),
     );
     expect(await read({ file_path: 'docs/guide.md', offset: 9 })).toEqual(
       ok(
-        '<system-reminder>Note: docs/guide.md is shorter than offset 9: it has only 4 lines. Call Read with a smaller offset.</system-reminder>',
+        '<system-reminder>Warning: the file exists but is shorter than the provided offset (9). The file has 5 lines.</system-reminder>',
       ),
     );
   });
 
   it('errors: missing (with a suggestion), a directory, a binary file, outside the workspace', async () => {
     expect(await read({ file_path: 'src/index.js' })).toEqual(
-      error('File does not exist: src/index.js. Did you mean src/index.ts?'),
+      error('File does not exist. Note: your current working directory is <ws>. Did you mean src/index.ts?'),
     );
-    expect(await read({ file_path: 'nothing/here.txt' })).toEqual(error('File does not exist: nothing/here.txt'));
+    expect(await read({ file_path: 'nothing/here.txt' })).toEqual(
+      error('File does not exist. Note: your current working directory is <ws>.'),
+    );
     expect(await read({ file_path: 'src' })).toEqual(
-      error(
-        'EISDIR: src is a directory, not a file. Read shows files only: use Glob to find files in it, or Bash with ls to list it.',
-      ),
+      error("EISDIR: illegal operation on a directory, read '<ws>/src'"),
     );
     expect(await read({ file_path: 'data/logo.png' })).toEqual(
       error(

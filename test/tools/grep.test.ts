@@ -133,7 +133,7 @@ describe('Grep pagination and messages', () => {
     expect((await grep({ pattern: 'x', type: 'no-such-type' })).isError).toBe(true);
     expect(await grep({ pattern: 'x', path: 'missing' })).toEqual({
       isError: true,
-      content: 'Path does not exist: missing',
+      content: `Path does not exist: missing. Note: your current working directory is ${workspace}.`,
     });
   });
 

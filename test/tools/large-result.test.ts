@@ -77,7 +77,8 @@ describe('large results are stored aside', () => {
     expect(result.content.startsWith('     1\tentry 00001 of the big log file\n')).toBe(true);
     // About 96,000 characters, under the 25,000-token cap: shown whole, although over LARGE_RESULT_CHARS.
     expect(result.content.length).toBeGreaterThan(LARGE_RESULT_CHARS);
-    expect(result.content.split('\n')).toHaveLength(3000);
+    // 3,000 lines and the empty one after the final line break.
+    expect(result.content.split('\n')).toHaveLength(3001);
     expect(result.fileStates).toHaveLength(1);
     await expect(readdir(path.join(workspace, '.durable-agent'))).rejects.toThrow();
     expect(

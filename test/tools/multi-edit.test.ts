@@ -130,7 +130,7 @@ describe('MultiEdit', () => {
     expect(await contents('win.txt')).toBe('1\r\n2\r\n3\r\n');
     expect(await run({ file_path: 'nope.js', edits: [{ old_string: 'a', new_string: 'b' }] })).toEqual({
       isError: true,
-      content: 'File does not exist: nope.js. Use Write to create a new file.',
+      content: `File does not exist. Note: your current working directory is ${workspace}.`,
     });
   });
 

@@ -73,16 +73,16 @@ describe('Read checks the real path', () => {
     expect(denied.content).not.toContain('singlevalue');
     expect(await run('Read', { file_path: 'notes.md' })).toEqual({
       isError: false,
-      content: '     1\tnothing here\n     2\tKEY mention\n     3\tafter',
+      content: '     1\tnothing here\n     2\tKEY mention\n     3\tafter\n     4\t',
     });
   });
 
   it('suggests no denied file for a missing one', async () => {
-    const result = await run('Read', { file_path: 'singl.txt' });
+    const result = await run('Read', { file_path: 'single.md' });
     expect(result.isError).toBe(true);
     expect(result.content).toContain('File does not exist');
     expect(result.content).not.toContain('single.txt');
-    expect((await run('Read', { file_path: 'singl.txt' }, [])).content).toContain('Did you mean single.txt?');
+    expect((await run('Read', { file_path: 'single.md' }, [])).content).toContain('Did you mean single.txt?');
   });
 
   it('matches rules under either spelling of the workspace root', async () => {
@@ -102,7 +102,7 @@ describe('Read checks the real path', () => {
 
   it('reads through the symlink when no rule covers its target', async () => {
     const result = await run('Read', { file_path: 'link/key.txt' }, ['Read(./other/**)']);
-    expect(result).toEqual({ isError: false, content: '     1\tKEY=abc\n     2\tbetween\n     3\tKEY=def' });
+    expect(result).toEqual({ isError: false, content: '     1\tKEY=abc\n     2\tbetween\n     3\tKEY=def\n     4\t' });
   });
 });
 

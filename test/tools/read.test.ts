@@ -24,12 +24,14 @@ afterEach(async () => {
 });
 
 describe('Read', () => {
-  it('numbers lines like cat -n', async () => {
+  it('numbers lines like cat -n, the empty one after a final line break too', async () => {
     await writeFile(path.join(workspace, 'a.txt'), 'alpha\n\tbeta\n\ngamma\n');
     expect(await read({ file_path: 'a.txt' })).toEqual({
       isError: false,
-      content: '     1\talpha\n     2\t\tbeta\n     3\t\n     4\tgamma',
+      content: '     1\talpha\n     2\t\tbeta\n     3\t\n     4\tgamma\n     5\t',
     });
+    await writeFile(path.join(workspace, 'nl.txt'), '\n');
+    expect((await read({ file_path: 'nl.txt' })).content).toBe('     1\t\n     2\t');
   });
 
   it('accepts an absolute path inside the workspace and a file without a final newline', async () => {
@@ -40,15 +42,17 @@ describe('Read', () => {
     });
   });
 
-  it('honours offset (1-based) and limit, and says where to continue', async () => {
+  it('honours offset (1-based) and limit, and adds nothing after the lines', async () => {
     const lines = Array.from({ length: 10 }, (_, i) => `line ${i + 1}`).join('\n');
     await writeFile(path.join(workspace, 'c.txt'), lines);
     const result = await read({ file_path: 'c.txt', offset: 4, limit: 3 });
     expect(result.isError).toBe(false);
-    expect(result.content).toBe(
-      '     4\tline 4\n     5\tline 5\n     6\tline 6\n\n(Showing lines 4-6. The file has more lines: call Read with offset 7 to continue.)',
-    );
+    expect(result.content).toBe('     4\tline 4\n     5\tline 5\n     6\tline 6');
     expect((await read({ file_path: 'c.txt', offset: 9 })).content).toBe('     9\tline 9\n    10\tline 10');
+    await writeFile(path.join(workspace, 'd.txt'), `${lines}\n`);
+    expect((await read({ file_path: 'd.txt', offset: 9 })).content).toBe('     9\tline 9\n    10\tline 10\n    11\t');
+    expect((await read({ file_path: 'd.txt', offset: 11 })).content).toBe('    11\t');
+    expect((await read({ file_path: 'd.txt', offset: 10, limit: 1 })).content).toBe('    10\tline 10');
   });
 
   it('reads the whole file by default, with no line count limit and no line cut', async () => {
@@ -57,28 +61,39 @@ describe('Read', () => {
     expect(lines).toHaveLength(3000);
     expect(lines[2999]).toBe('  3000\t3000');
     await writeFile(path.join(workspace, 'wide.txt'), `${'x'.repeat(2503)}\nshort\n`);
-    expect((await read({ file_path: 'wide.txt' })).content).toBe(`     1\t${'x'.repeat(2503)}\n     2\tshort`);
+    expect((await read({ file_path: 'wide.txt' })).content).toBe(
+      `     1\t${'x'.repeat(2503)}\n     2\tshort\n     3\t`,
+    );
   });
 
-  it('warns about an empty file and an offset past the end', async () => {
+  it("warns about an empty file and an offset past the end, in Claude Code's words", async () => {
     await writeFile(path.join(workspace, 'empty.txt'), '');
     await writeFile(path.join(workspace, 'short.txt'), 'a\nb\n');
-    expect(await read({ file_path: 'empty.txt' })).toEqual({
+    await writeFile(path.join(workspace, 'one.txt'), 'a');
+    const empty = '<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>';
+    expect(await read({ file_path: 'empty.txt' })).toEqual({ isError: false, content: empty });
+    expect(await read({ file_path: 'empty.txt', offset: 1, limit: 5 })).toEqual({ isError: false, content: empty });
+    const shorter = (offset: number, lines: number) =>
+      `<system-reminder>Warning: the file exists but is shorter than the provided offset (${offset}). The file has ${lines} lines.</system-reminder>`;
+    // An empty file has one (empty) line; "a\nb\n" has three, the last empty.
+    expect(await read({ file_path: 'empty.txt', offset: 2 })).toEqual({ isError: false, content: shorter(2, 1) });
+    expect(await read({ file_path: 'short.txt', offset: 4 })).toEqual({ isError: false, content: shorter(4, 3) });
+    expect(await read({ file_path: 'one.txt', offset: 2, limit: 3 })).toEqual({
       isError: false,
-      content: expect.stringContaining('empty.txt exists but is empty'),
+      content: shorter(2, 1),
     });
-    expect((await read({ file_path: 'short.txt', offset: 5 })).content).toContain(
-      'short.txt is shorter than offset 5: it has only 2 lines.',
-    );
   });
 
   it('refuses missing files, directories and binary files with clear errors', async () => {
     await mkdir(path.join(workspace, 'dir'));
     await writeFile(path.join(workspace, 'bin.dat'), Buffer.from([0x89, 0x50, 0x00, 0x47]));
-    expect(await read({ file_path: 'nope.txt' })).toEqual({ isError: true, content: 'File does not exist: nope.txt' });
+    expect(await read({ file_path: 'nope.txt' })).toEqual({
+      isError: true,
+      content: `File does not exist. Note: your current working directory is ${workspace}.`,
+    });
     expect(await read({ file_path: 'dir' })).toEqual({
       isError: true,
-      content: expect.stringContaining('is a directory'),
+      content: expect.stringContaining('EISDIR'),
     });
     expect(await read({ file_path: 'bin.dat' })).toEqual({
       isError: true,
@@ -88,31 +103,28 @@ describe('Read', () => {
 });
 
 describe('Read parity details', () => {
-  it('names a directory with an EISDIR-style message pointing to Glob and ls', async () => {
+  it("names a directory in Node's EISDIR message, as Claude Code does", async () => {
     await mkdir(path.join(workspace, 'src'));
     expect(await read({ file_path: 'src' })).toEqual({
       isError: true,
-      content:
-        'EISDIR: src is a directory, not a file. Read shows files only: use Glob to find files in it, or Bash with ls to list it.',
+      content: `EISDIR: illegal operation on a directory, read '${workspace}/src'`,
     });
   });
 
-  it('suggests similar names for a missing file', async () => {
+  it('says where relative paths start for a missing file, and suggests the same name with another extension', async () => {
     await mkdir(path.join(workspace, 'src'));
     for (const file of ['src/index.ts', 'src/Config.json', 'src/utils.ts', 'src/other.md']) {
       await writeFile(path.join(workspace, file), 'x\n');
     }
-    expect((await read({ file_path: 'src/index.js' })).content).toBe(
-      'File does not exist: src/index.js. Did you mean src/index.ts?',
-    );
-    expect((await read({ file_path: 'src/config.json' })).content).toBe(
-      'File does not exist: src/config.json. Did you mean src/Config.json?',
-    );
-    expect((await read({ file_path: 'src/utlis.ts' })).content).toBe(
-      'File does not exist: src/utlis.ts. Did you mean src/utils.ts?',
-    );
-    expect((await read({ file_path: 'src/zzz.txt' })).content).toBe('File does not exist: src/zzz.txt');
-    expect((await read({ file_path: 'nodir/index.ts' })).content).toBe('File does not exist: nodir/index.ts');
+    const missing = `File does not exist. Note: your current working directory is ${workspace}.`;
+    expect((await read({ file_path: 'src/index.js' })).content).toBe(`${missing} Did you mean src/index.ts?`);
+    expect((await read({ file_path: 'src/other' })).content).toBe(`${missing} Did you mean src/other.md?`);
+    expect((await read({ file_path: 'src/config.json' })).content).toBe(`${missing} Did you mean src/Config.json?`);
+    // A name a typo away is no suggestion, as in Claude Code.
+    expect((await read({ file_path: 'src/utlis.ts' })).content).toBe(missing);
+    expect((await read({ file_path: 'src/zzz.txt' })).content).toBe(missing);
+    expect((await read({ file_path: 'nodir/index.ts' })).content).toBe(missing);
+    expect((await read({ file_path: path.join(workspace, 'nodir/index.ts') })).content).toBe(missing);
   });
 
   it('refuses known binary formats by extension, with or without a NUL byte', async () => {
@@ -126,12 +138,15 @@ describe('Read parity details', () => {
     expect((await read({ file_path: 'nul.dat' })).content).toContain('appears to be a binary .dat file');
   });
 
-  it('does not claim more lines when the window ends exactly at the end of the file', async () => {
+  it('shows the lines of a window and nothing more, wherever it ends', async () => {
     await writeFile(path.join(workspace, 'three.txt'), 'a\nb\nc\n');
     expect((await read({ file_path: 'three.txt', limit: 3 })).content).toBe('     1\ta\n     2\tb\n     3\tc');
-    expect((await read({ file_path: 'three.txt', limit: 2 })).content).toContain('call Read with offset 3 to continue');
+    expect((await read({ file_path: 'three.txt', limit: 2 })).content).toBe('     1\ta\n     2\tb');
     expect((await read({ file_path: 'three.txt', offset: 3, limit: 1 })).content).toBe('     3\tc');
-    expect((await read({ file_path: 'three.txt', offset: 0 })).content).toBe('     1\ta\n     2\tb\n     3\tc');
+    expect((await read({ file_path: 'three.txt', offset: 3, limit: 5 })).content).toBe('     3\tc\n     4\t');
+    expect((await read({ file_path: 'three.txt', offset: 0 })).content).toBe(
+      '     1\ta\n     2\tb\n     3\tc\n     4\t',
+    );
   });
 
   it('reads a huge single line quickly with allow_large, showing its start', async () => {
@@ -153,7 +168,7 @@ describe('Read parity details', () => {
     expect(await read({ file_path: 'wide.txt', limit: 100_000 })).toEqual({
       isError: true,
       content:
-        'File content (1251250 tokens) exceeds maximum allowed tokens (25000). Use offset and limit parameters to read specific portions of the file, or search for specific content instead of reading the whole file. To read it anyway, up to what still fits in your context, call Read again with allow_large: true — only if you genuinely need all of it or the user asked for the whole file.',
+        'File content (1251251 tokens) exceeds maximum allowed tokens (25000). Use offset and limit parameters to read specific portions of the file, or search for specific content instead of reading the whole file. To read it anyway, up to what still fits in your context, call Read again with allow_large: true — only if you genuinely need all of it or the user asked for the whole file.',
     });
     expect((await read({ file_path: 'wide.txt', offset: 3, limit: 2 })).content).toContain('     4\t');
   });
@@ -189,12 +204,14 @@ describe('Read as Claude Code reads', () => {
     expect(lines[2072]).toBe(`  2073\t02072 ${'w'.repeat(33)}`);
     expect(lines[2073]).toBe('');
     expect(lines[2074]).toBe(
-      '[Truncated: PARTIAL view — lines.txt: showing lines 1-2073 of 3000 total (30750 tokens, cap 25000). Call Read with offset=2074 limit=2073 for the next page, or Grep to find a specific section. To read it anyway, up to what still fits in your context, call Read again with allow_large: true — only if you genuinely need all of it or the user asked for the whole file. Do NOT answer from this page alone if the answer may be further in the file.]',
+      '[Truncated: PARTIAL view — lines.txt: showing lines 1-2073 of 3001 total (30751 tokens, cap 25000). Call Read with offset=2074 limit=2073 for the next page, or Grep to find a specific section. To read it anyway, up to what still fits in your context, call Read again with allow_large: true — only if you genuinely need all of it or the user asked for the whole file. Do NOT answer from this page alone if the answer may be further in the file.]',
     );
     expect(lines).toHaveLength(2075);
     const next = (await read({ file_path: 'lines.txt', offset: 2074, limit: 2073 })).content.split('\n');
     expect(next[0]).toBe(`  2074\t02073 ${'w'.repeat(33)}`);
-    expect(next.at(-1)).toBe(`  3000\t02999 ${'w'.repeat(33)}`);
+    expect(next.at(-2)).toBe(`  3000\t02999 ${'w'.repeat(33)}`);
+    // Claude Code showed the empty line after the final line break as line 3001 too.
+    expect(next.at(-1)).toBe('  3001\t');
   });
 
   it('reads a file with NUL bytes and no binary extension as text, with a note', async () => {
@@ -205,7 +222,7 @@ describe('Read as Claude Code reads', () => {
     expect(result.isError).toBe(false);
     expect(
       result.content.startsWith(
-        '     1\thello\0world\n     2\tsecond line\n\n[This file has NUL bytes in its first 8 KB',
+        '     1\thello\0world\n     2\tsecond line\n     3\t\n\n[This file has NUL bytes in its first 8 KB',
       ),
     ).toBe(true);
     // Claude Code's note says Edit and Write refuse such a file; here Write could replace it (without NULs).
@@ -217,7 +234,7 @@ describe('Read as Claude Code reads', () => {
   it('takes offset and limit written as strings', async () => {
     await writeFile(path.join(workspace, 'g.txt'), 'alpha one\nbeta two\nalpha three\ngamma\n');
     expect((await read({ file_path: 'g.txt', offset: '2', limit: '2.0' })).content).toBe(
-      '     2\tbeta two\n     3\talpha three\n\n(Showing lines 2-3. The file has more lines: call Read with offset 4 to continue.)',
+      '     2\tbeta two\n     3\talpha three',
     );
   });
 

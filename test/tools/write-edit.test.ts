@@ -122,13 +122,19 @@ describe('Edit', () => {
       isError: true,
       content: 'No changes to make: old_string and new_string are exactly the same.',
     });
+    const note = `Note: your current working directory is ${workspace}.`;
     expect(await run('Edit', { file_path: 'gone.ts', old_string: 'a', new_string: 'b' })).toEqual({
       isError: true,
-      content: 'File does not exist: gone.ts. Use Write to create a new file.',
+      content: `File does not exist. ${note}`,
     });
     expect(await run('Edit', { file_path: 'code.tsx', old_string: 'a', new_string: 'b' })).toEqual({
       isError: true,
-      content: 'File does not exist: code.tsx. Did you mean code.ts? Use Write to create a new file.',
+      content: `File does not exist. ${note} Did you mean code.ts?`,
+    });
+    // Claude Code's Edit would create the file; here Write does, and the model is told so.
+    expect(await run('Edit', { file_path: 'gone.ts', old_string: '', new_string: 'b' })).toEqual({
+      isError: true,
+      content: `File does not exist. ${note} Use Write to create a new file.`,
     });
     expect((await run('Edit', { file_path: 'code.ts', old_string: '', new_string: 'b' })).isError).toBe(true);
   });

@@ -7,7 +7,7 @@ import { editSnippet } from './edit-snippet';
 import { BINARY_SNIFF_BYTES, describeFsError, looksBinary, toolError } from './fs-errors';
 import { recordedState, staleReadError, stateOf } from './read-state';
 import { contentHash, FileChangeNotRecordedError, replaceFile } from './replace-file';
-import { didYouMean, similarNames } from './similar-files';
+import { fileDoesNotExist, similarNames } from './similar-files';
 import type { ToolContext } from './tool-context';
 import { openWorkspaceFile } from './workspace-open';
 import { openWriteTarget, type WriteTarget } from './workspace-write';
@@ -37,21 +37,30 @@ export async function editFile(
   // Opened from a handle on the workspace, folder by folder; written through the folder's handle.
   const target = await openWriteTarget(ctx.workspace, filePath, { createFolders: false });
   if (!target.ok)
-    return target.code === 'ENOENT' ? missingFile(ctx, filePath, target.relative) : toolError(target.error);
+    return target.code === 'ENOENT' ? missingFile(ctx, filePath, target.relative, edits) : toolError(target.error);
   try {
-    if (!target.existing) return await missingFile(ctx, filePath, target.relative);
+    if (!target.existing) return await missingFile(ctx, filePath, target.relative, edits);
     return await editOpened(target, target.existing, filePath, edits, ctx, describe);
   } finally {
     await target.close();
   }
 }
 
-/** Claude Code's answer for a missing file, with the names in its folder it may have meant. */
-async function missingFile(ctx: ToolContext, filePath: string, shown: string): Promise<ToolOutcome> {
+/**
+ * Claude Code's answer for a missing file, with the names in its folder it may have meant. An
+ * empty old_string creates a file in Claude Code's Edit, not here: that call is told what does.
+ */
+async function missingFile(
+  ctx: ToolContext,
+  filePath: string,
+  shown: string,
+  edits: readonly EditOperation[],
+): Promise<ToolOutcome> {
   const listed = await openWorkspaceFile(ctx.workspace, filePath, { listSiblingsIfMissing: true });
   if (listed.ok) await listed.handle.close();
   const suggestions = listed.ok ? [] : similarNames(listed.siblings ?? [], path.basename(shown), path.dirname(shown));
-  return toolError(`File does not exist: ${shown}.${didYouMean(suggestions)} Use Write to create a new file.`);
+  const create = edits.some((edit) => edit.old_string === '') ? ' Use Write to create a new file.' : '';
+  return toolError(`${fileDoesNotExist(ctx.workspace, suggestions)}${create}`);
 }
 
 async function editOpened(

@@ -37,6 +37,14 @@ export function describeFsError(error: unknown, displayPath: string): string {
   }
 }
 
+/**
+ * Claude Code's note after a path that does not exist: relative paths start at the workspace, the
+ * working directory of every tool.
+ */
+export function workingDirectoryNote(workspace: string): string {
+  return `Note: your current working directory is ${workspace}.`;
+}
+
 /** True when the first bytes of a file look binary (a NUL byte, as git and grep judge it). */
 export function looksBinary(head: Uint8Array): boolean {
   return head.includes(0);

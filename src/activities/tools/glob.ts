@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import type { ToolOutcome } from '../../shared/tool-definition';
 import { GLOB_MAX_RESULTS, type GlobInput } from '../../shared/tools/glob';
-import { toolError, toolResult } from './fs-errors';
+import { toolError, toolResult, workingDirectoryNote } from './fs-errors';
 import {
   EXCLUDED_DIRECTORY_GLOBS,
   findRipgrep,
@@ -39,7 +39,9 @@ export async function runGlob(input: GlobInput, ctx: ToolContext): Promise<ToolO
     if (deniedBase) return toolError(searchDeniedMessage('Glob', split.base, deniedBase));
     if (base.code === 'ENOTDIR')
       return toolError(`Path ${base.relative} is not a directory; pass a directory as path.`);
-    return toolError(base.error.replace('File does not exist', 'Directory does not exist'));
+    if (base.code === 'ENOENT')
+      return toolError(`Directory does not exist: ${base.relative}. ${workingDirectoryNote(ctx.workspace)}`);
+    return toolError(base.error);
   }
   try {
     if (deniedBase) return toolError(searchDeniedMessage('Glob', split.base, deniedBase));

@@ -1,6 +1,6 @@
 import type { ToolOutcome } from '../../shared/tool-definition';
 import { GREP_DEFAULT_HEAD_LIMIT, type GrepInput } from '../../shared/tools/grep';
-import { describeFsError, toolError, toolResult } from './fs-errors';
+import { describeFsError, toolError, toolResult, workingDirectoryNote } from './fs-errors';
 import { sortNewestFirst } from './mtime';
 import { ReadDenyGuard, ruleForTarget, searchDeniedMessage, WITHHELD_NOTE } from './read-deny';
 import {
@@ -28,7 +28,9 @@ export async function runGrep(input: GrepInput, ctx: ToolContext): Promise<ToolO
   const deniedTarget = guard && ruleForTarget(guard, ctx.workspace, input.path ?? '.', target.absolute);
   if (!target.ok) {
     if (deniedTarget) return toolError(searchDeniedMessage('Grep', input.path ?? '.', deniedTarget));
-    return toolError(target.error.replace('File does not exist', 'Path does not exist'));
+    if (target.code === 'ENOENT')
+      return toolError(`Path does not exist: ${target.relative}. ${workingDirectoryNote(ctx.workspace)}`);
+    return toolError(target.error);
   }
   try {
     if (deniedTarget) return toolError(searchDeniedMessage('Grep', input.path ?? '.', deniedTarget));

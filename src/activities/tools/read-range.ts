@@ -11,7 +11,7 @@ export interface RangeScan {
   rangeLines: number;
   /** Characters of those lines, line breaks included. */
   rangeChars: number;
-  /** True when the file goes on after the range. */
+  /** True when text follows the range (the empty last line after a final line break is none). */
   more: boolean;
   /** Lines in the whole file, when the scan went to its end; undefined otherwise. */
   totalLines: number | undefined;
@@ -20,9 +20,11 @@ export interface RangeScan {
 /**
  * Stream the file once, keeping only the first `keepChars` characters of lines start..end and
  * counting the rest, so neither a huge log nor a huge minified line costs more memory than what
- * can be shown. Lines end at '\n'; a lone '\r' is not a line break, as in `cat -n`. With
- * `toEnd` the scan counts the file's lines to its end (for "of N total"); without, it stops as
- * soon as it knows whether anything follows the range.
+ * can be shown. Lines end at '\n'; a lone '\r' is not a line break, as in `cat -n`. What follows
+ * the last '\n' is a line too, an empty one when the file ends with a line break: as in Claude
+ * Code, "a\nb\n" has three lines, the third empty. With `toEnd` the scan counts the file's lines
+ * to its end (for "of N total"); without, it stops as soon as it knows whether anything follows
+ * the range.
  */
 export async function scanRange(
   file: FileHandle,
@@ -33,9 +35,8 @@ export async function scanRange(
   let keptAll = true;
   let rangeLines = 0;
   let rangeChars = 0;
-  // 1-based number of the line being read, and whether any of it was read yet.
+  // 1-based number of the line being read.
   let lineNumber = 1;
-  let lineOpen = false;
   let more = false;
   const keep = (piece: string) => {
     if (piece === '') return;
@@ -46,7 +47,6 @@ export async function scanRange(
       keptAll = false;
     }
   };
-  const inRange = () => lineNumber >= start && lineNumber <= end;
 
   const stream = file.createReadStream({ encoding: 'utf8', highWaterMark: 64 * 1024, start: 0, autoClose: false });
   try {
@@ -56,44 +56,44 @@ export async function scanRange(
       while (from < chunk.length) {
         if (lineNumber > end) {
           more = true;
-          if (!toEnd) return finish();
+          if (!toEnd) return finish(false);
           // Past the range only line breaks matter.
           for (let i = chunk.indexOf('\n', from); i >= 0; i = chunk.indexOf('\n', i + 1)) lineNumber++;
-          lineOpen = !chunk.endsWith('\n');
           break;
         }
         const newline = chunk.indexOf('\n', from);
         const piece = newline < 0 ? chunk.slice(from) : chunk.slice(from, newline);
-        if (inRange()) {
-          if (!lineOpen && rangeLines > 0) keep('\n');
+        const inRange = lineNumber >= start;
+        if (inRange) {
           keep(piece);
           rangeChars += piece.length + (newline < 0 ? 0 : 1);
         }
-        if (newline < 0) {
-          if (piece !== '') lineOpen = true;
-          break;
+        if (newline < 0) break;
+        if (inRange) {
+          rangeLines++;
+          // The next line exists (if only as the empty last one), so it is in the range too.
+          if (lineNumber < end) keep('\n');
         }
-        if (inRange()) rangeLines++;
         lineNumber++;
-        lineOpen = false;
         from = newline + 1;
       }
     }
   } finally {
     stream.destroy();
   }
-  // A last line without a final line break is a line too.
-  if (lineOpen && inRange()) rangeLines++;
+  // The text after the last line break, empty or not.
+  if (lineNumber >= start && lineNumber <= end) rangeLines++;
   return finish(true);
 
-  function finish(atEnd = false): RangeScan {
-    const totalLines = atEnd ? lineNumber - 1 + (lineOpen ? 1 : 0) : undefined;
-    return { kept, keptAll, rangeLines, rangeChars, more, totalLines };
+  function finish(atEnd: boolean): RangeScan {
+    return { kept, keptAll, rangeLines, rangeChars, more, totalLines: atEnd ? lineNumber : undefined };
   }
 }
 
-/** The kept text as lines, a '\r' before each line break dropped (CRLF files). */
+/**
+ * The kept text of a range of at least one line as lines, a '\r' before each line break dropped
+ * (CRLF files). A range of only the empty last line keeps '' and is one line.
+ */
 export function keptLines(kept: string): string[] {
-  if (kept === '') return [];
   return kept.split('\n').map((line) => (line.endsWith('\r') ? line.slice(0, -1) : line));
 }

@@ -16,7 +16,7 @@ import { keptLines, scanRange, type RangeScan } from './read-range';
 import { readMedia } from './read-media';
 import { ReadDenyGuard, readDeniedMessage, ruleForTarget } from './read-deny';
 import { stateOf } from './read-state';
-import { didYouMean, similarNames } from './similar-files';
+import { fileDoesNotExist, similarNames } from './similar-files';
 import type { ToolContext } from './tool-context';
 import { openWorkspaceFile } from './workspace-open';
 
@@ -34,11 +34,13 @@ export async function runRead(input: ReadInput, ctx: ToolContext): Promise<ToolO
     if (target.code === 'outside') return toolError(target.error);
     const rule = guard && ruleForTarget(guard, ctx.workspace, input.file_path, target.absolute);
     if (rule !== undefined) return toolError(readDeniedMessage(input.file_path, rule));
-    if (target.code !== 'ENOENT' || !target.siblings) return toolError(target.error);
+    if (target.code !== 'ENOENT') return toolError(target.error);
+    const similar = target.siblings
+      ? similarNames(target.siblings, path.basename(target.absolute), path.dirname(target.relative))
+      : [];
     // Suggest no file the rules hide: its name is part of what they protect.
-    const similar = similarNames(target.siblings, path.basename(target.absolute), path.dirname(target.relative));
     const suggestions = guard ? await visibleSuggestions(guard, similar, path.dirname(target.absolute)) : similar;
-    return toolError(`${target.error}${suggestions.length > 0 ? `.${didYouMean(suggestions)}` : ''}`);
+    return toolError(fileDoesNotExist(ctx.workspace, suggestions));
   }
   const { handle } = target;
   try {
@@ -66,11 +68,8 @@ async function readOpened(
   } catch (error) {
     return toolError(describeFsError(error, shown));
   }
-  if (info.isDirectory()) {
-    return toolError(
-      `EISDIR: ${shown} is a directory, not a file. Read shows files only: use Glob to find files in it, or Bash with ls to list it.`,
-    );
-  }
+  // Node's own words, as Claude Code passes them on: the model knows them.
+  if (info.isDirectory()) return toolError(`EISDIR: illegal operation on a directory, read '${absolute}'`);
   // A FIFO or device would block or never end.
   if (!info.isFile()) return toolError(`${shown} is not a regular file.`);
 
@@ -81,12 +80,8 @@ async function readOpened(
     isError: false,
     fileStates: [{ key, state: stateOf(info, partial) }],
   });
-  if (info.size === 0) {
-    return read(
-      `<system-reminder>Note: ${shown} exists but is empty (0 bytes); there are no lines to show.</system-reminder>`,
-      false,
-    );
-  }
+  // An empty file has one line, an empty one; an offset past it is past the end.
+  if (info.size === 0) return start > 1 ? read(shorterThanOffset(start, 1), true) : read(EMPTY_FILE_REMINDER, false);
 
   // Images, PDFs and notebooks are shown in their own form; offset and limit do not apply.
   const media = await readMedia(handle, info.size, shown, absolute, input.pages);
@@ -121,25 +116,13 @@ async function readOpened(
     signal: ctx.signal,
   });
   const nulNote = hasNul ? `\n\n${NUL_NOTE}` : '';
-  if (scan.rangeLines === 0) {
-    const total = scan.totalLines ?? start - 1;
-    const lines = `${total} line${total === 1 ? '' : 's'}`;
-    return read(
-      `<system-reminder>Note: ${shown} is shorter than offset ${start}: it has only ${lines}. Call Read with a smaller offset.</system-reminder>`,
-      true,
-    );
-  }
+  if (scan.rangeLines === 0) return read(shorterThanOffset(start, scan.totalLines ?? start - 1), true);
 
   const tokens = estimateTokens(scan.rangeChars, scan.rangeLines);
   if (tokens <= cap) {
     const lines = keptLines(scan.kept);
     const numbered = lines.map((line, i) => readLine(start + i, line)).join('\n');
-    const last = start + lines.length - 1;
-    const more =
-      scan.more && input.limit !== undefined
-        ? `\n\n(Showing lines ${start}-${last}. The file has more lines: call Read with offset ${last + 1} to continue.)`
-        : '';
-    return read(numbered + more + nulNote, start > 1 || scan.more);
+    return read(numbered + nulNote, start > 1 || scan.more);
   }
   if (input.limit !== undefined && !allowLarge) {
     return toolError(
@@ -147,6 +130,14 @@ async function readOpened(
     );
   }
   return read(partialView(shown, start, scan, tokens, cap, allowLarge) + nulNote, true);
+}
+
+/** Claude Code's words for an empty file, shown in place of its lines. */
+const EMPTY_FILE_REMINDER = '<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>';
+
+/** Claude Code's words for an offset past the last line (its "lines" whatever the count). */
+function shorterThanOffset(offset: number, totalLines: number): string {
+  return `<system-reminder>Warning: the file exists but is shorter than the provided offset (${offset}). The file has ${totalLines} lines.</system-reminder>`;
 }
 
 /** Bytes up to which a paged read counts the file's lines for its "of N total". */
