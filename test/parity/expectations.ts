@@ -63,6 +63,8 @@ const GAP = {
   grepRegex: 'Grep with a bad regex: other wording around the same ripgrep message',
   bashTimeout:
     'Bash timeout: Claude Code says "Exit code 143" (it sends SIGTERM first); durable-agent "Exit code 137", as it kills the command\'s processes with SIGKILL',
+  bashLongFailure:
+    'Bash failure with long output: Claude Code keeps the first 30,000 characters (and says nothing of the rest), then shows the first and last 5,000 of its result around "... [N characters truncated] ..."; durable-agent shows all 30,000 and says how many more there were',
   bashBackground: 'Bash run_in_background: durable-agent has no background commands and refuses the parameter',
   unknownTool:
     'an unknown tool: Claude Code "<tool_use_error>Error: No such tool available: X</tool_use_error>"; durable-agent lists its tools',
@@ -124,6 +126,7 @@ export const KNOWN_GAPS: Record<string, string> = {
   'grep-context': GAP.grepMissingParam,
   'grep-invalid-regex': GAP.grepRegex,
   'bash-timeout': GAP.bashTimeout,
+  'bash-long-output-fail': GAP.bashLongFailure,
   'bash-run-in-background': GAP.bashBackground,
   'unknown-tool': GAP.unknownTool,
 };
