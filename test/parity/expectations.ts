@@ -51,11 +51,10 @@ const GAP = {
     'Grep content on one file: Claude Code leaves the file name out of each line (and its pagination note is shorter)',
   grepMissingParam: 'Grep: durable-agent has no `context` / `-o` parameter and refuses it',
   grepRegex: 'Grep with a bad regex: other wording around the same ripgrep message',
-  bashExitCode: 'Bash failure: Claude Code puts "Exit code N" first, durable-agent last',
-  bashTimeout: 'Bash timeout: Claude Code "Exit code 143\\nCommand timed out after 1s"; durable-agent its own sentence',
-  bashLongOutput:
-    'Bash long output: Claude Code keeps it in a file and shows a <persisted-output> preview; durable-agent cuts it inline',
-  bashTimeoutMax: 'Bash timeout above the maximum: Claude Code clamps it silently; durable-agent refuses the call',
+  bashTimeout:
+    'Bash timeout: Claude Code says "Exit code 143" (it sends SIGTERM first); durable-agent "Exit code 137", as it kills the command\'s processes with SIGKILL',
+  bashLongFailure:
+    'Bash failure with long output: Claude Code keeps the first 30,000 characters (and says nothing of the rest), then shows the first and last 5,000 of its result around "... [N characters truncated] ..."; durable-agent shows all 30,000 and says how many more there were',
   bashBackground: 'Bash run_in_background: durable-agent has no background commands and refuses the parameter',
   unknownTool:
     'an unknown tool: Claude Code "<tool_use_error>Error: No such tool available: X</tool_use_error>"; durable-agent lists its tools',
@@ -100,12 +99,8 @@ export const KNOWN_GAPS: Record<string, string> = {
   'grep-path-file': GAP.grepSingleFile,
   'grep-context': GAP.grepMissingParam,
   'grep-invalid-regex': GAP.grepRegex,
-  'bash-exit-42-with-output': GAP.bashExitCode,
-  'bash-stderr-and-fail': GAP.bashExitCode,
-  'bash-command-not-found': GAP.bashExitCode,
   'bash-timeout': GAP.bashTimeout,
-  'bash-long-output': GAP.bashLongOutput,
-  'bash-timeout-too-large': GAP.bashTimeoutMax,
+  'bash-long-output-fail': GAP.bashLongFailure,
   'bash-run-in-background': GAP.bashBackground,
   'unknown-tool': GAP.unknownTool,
 };

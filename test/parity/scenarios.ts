@@ -168,6 +168,7 @@ export const SCENARIOS: Scenario[] = [
   s('bash-stderr-and-fail', bash('echo bad >&2; exit 3')),
   s('bash-timeout', bash('sleep 5; echo late', { timeout: 1000 })),
   s('bash-long-output', bash('seq 1 40000')),
+  s('bash-long-output-fail', bash('seq 1 40000; exit 1')),
   s('bash-empty-output', bash('true')),
   s('bash-pwd', bash('pwd')),
   s('bash-cat-file', bash('cat a.txt')),

@@ -2,7 +2,8 @@ import { mkdtemp, readFile, realpath, rm } from 'node:fs/promises';
 import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { runBash } from '../../src/activities/tools/bash';
+import { runBash, timeoutText } from '../../src/activities/tools/bash';
+import { withTimeoutClamped } from '../../src/shared/tools/bash';
 import { buildToolEnv, defaultBashEnv, executeTool, type ToolContext } from '../../src/activities/tools/index';
 import { toolContext } from './support/context';
 
@@ -39,12 +40,42 @@ describe('Bash', () => {
     expect(await bash({ command: 'true' })).toEqual({ isError: false, content: '(Bash completed with no output)' });
   });
 
-  it('reports a non-zero exit code as an error, with the output', async () => {
-    expect(await bash({ command: 'echo partial; exit 3' })).toEqual({ isError: true, content: 'partial\nExit code 3' });
-    expect(await bash({ command: 'kill -TERM $$' })).toEqual({
+  it('reports a non-zero exit code as an error: "Exit code N" first, then the output, as Claude Code does', async () => {
+    expect(await bash({ command: 'echo partial; exit 3' })).toEqual({ isError: true, content: 'Exit code 3\npartial' });
+    expect(await bash({ command: 'echo out; echo err >&2; exit 5' })).toEqual({
       isError: true,
-      content: 'Command was terminated by signal SIGTERM',
+      content: 'Exit code 5\nout\nerr',
     });
+    // The shell's status for a command a signal killed (128 + n), as for one that exits so itself.
+    expect(await bash({ command: 'echo before; kill -TERM $$' })).toEqual({
+      isError: true,
+      content: 'Exit code 143\nbefore',
+    });
+    expect(await bash({ command: 'exit 130' })).toEqual({ isError: true, content: 'Exit code 130' });
+  });
+
+  it('lowers a timeout above the maximum to it, as Claude Code does, rather than refusing the call', async () => {
+    expect(await bash({ command: 'echo x', timeout: 99_999_999 })).toEqual({ isError: false, content: 'x' });
+    expect(await bash({ command: 'echo y', timeout: '700000' })).toEqual({ isError: false, content: 'y' });
+    expect(withTimeoutClamped({ command: 'x', timeout: 99_999_999 })).toEqual({ command: 'x', timeout: 600_000 });
+    expect(withTimeoutClamped({ command: 'x', timeout: '700000' })).toEqual({ command: 'x', timeout: 600_000 });
+    // Anything else is left to the schema.
+    for (const input of [{ command: 'x', timeout: 5000 }, { command: 'x', timeout: 'soon' }, { command: 'x' }, 'x'])
+      expect(withTimeoutClamped(input)).toBe(input);
+  });
+
+  it('words a timeout as Claude Code does: whole seconds, then minutes and seconds', () => {
+    expect([500, 1000, 1500, 59_999, 60_000, 61_500, 119_600, 120_000, 600_000].map(timeoutText)).toEqual([
+      '0s',
+      '1s',
+      '1s',
+      '59s',
+      '1m 0s',
+      '1m 2s',
+      '2m 0s',
+      '2m 0s',
+      '10m 0s',
+    ]);
   });
 
   it('shows output of up to 30000 characters in full', async () => {
@@ -76,7 +107,7 @@ describe('Bash', () => {
     const result = await bash({ command: "head -c 50000 /dev/zero | tr '\\0' a; exit 1" });
     expect(result).toEqual({
       isError: true,
-      content: `${'a'.repeat(30_000)}\n... [output truncated: 20000 more characters not shown]\nExit code 1`,
+      content: `Exit code 1\n${'a'.repeat(30_000)}\n... [output truncated: 20000 more characters not shown]`,
     });
   });
 
@@ -85,8 +116,9 @@ describe('Bash', () => {
     const result = await bash({ command: 'sleep 300 & echo $!; sleep 300', timeout: 500 });
     expect(Date.now() - started).toBeLessThan(5000);
     expect(result.isError).toBe(true);
-    expect(result.content).toContain('Command timed out after 500 ms');
-    const pid = Number(result.content.split('\n')[0]);
+    const [code, timedOut, echoed] = result.content.split('\n');
+    expect([code, timedOut]).toEqual(['Exit code 137', 'Command timed out after 0s']);
+    const pid = Number(echoed);
     expect(pid).toBeGreaterThan(0);
     expect(isDead(pid)).toBe(true);
   });
@@ -141,7 +173,7 @@ describe('Bash', () => {
           controller.abort();
           await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
         } else {
-          expect((await pending).content).toContain('Command timed out after 1500 ms');
+          expect((await pending).content).toBe('Exit code 137\nCommand timed out after 1s');
         }
         for (const pid of pids) expect(isDead(pid)).toBe(true);
       } finally {

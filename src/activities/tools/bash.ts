@@ -101,7 +101,16 @@ export function sandboxHints(run: Finished, policy: JobSandbox): string[] {
   return hints;
 }
 
-/** The tool result for a command that ended: its output, then how it ended when not cleanly. */
+/**
+ * The exit code a command killed at its timeout is reported with: 128 + SIGKILL, what a shell
+ * reports for a child killed so, since the whole group is killed with SIGKILL (process-group.ts).
+ */
+export const TIMEOUT_EXIT_CODE = 128 + os.constants.signals.SIGKILL;
+
+/**
+ * The tool result for a command that ended. A failure is laid out as Claude Code lays it out:
+ * "Exit code N" first (then, for a timeout, how long it was given), then the output.
+ */
 export function formatResult(run: Finished, timeoutMs: number, hints: string[] = []): ToolOutcome {
   const parts: string[] = [];
   const output = run.output.replace(/[\r\n]+$/, '');
@@ -110,16 +119,14 @@ export function formatResult(run: Finished, timeoutMs: number, hints: string[] =
     parts.push(`... [output truncated: ${run.totalChars - BASH_MAX_OUTPUT_CHARS} more characters not shown]`);
   }
   if (run.timedOut) {
-    parts.push(`Command timed out after ${timeoutMs} ms; it and every process it started were killed.`);
-    return toolError(parts.join('\n'));
+    const header = [`Exit code ${TIMEOUT_EXIT_CODE}`, `Command timed out after ${timeoutText(timeoutMs)}`];
+    return toolError([...header, ...parts].join('\n'));
   }
-  if (run.exitCode !== null && run.exitCode !== 0) {
-    parts.push(`Exit code ${run.exitCode}`, ...hints);
-    return toolError(parts.join('\n'));
-  }
-  if (run.signal) {
-    parts.push(`Command was terminated by signal ${run.signal}`);
-    return toolError(parts.join('\n'));
+  const code = exitStatus(run);
+  if (code !== null && code !== 0) {
+    // The sandbox's hints follow the output as notes, a blank line apart.
+    const body = [...parts, ...hints.map((hint) => `\n${hint}`)];
+    return toolError([`Exit code ${code}`, ...body].join('\n'));
   }
   const outcome = toolResult(parts.length > 0 ? parts.join('\n') : '(Bash completed with no output)');
   if (run.kept === undefined) return outcome;
@@ -128,6 +135,29 @@ export function formatResult(run: Finished, timeoutMs: number, hints: string[] =
   const lost = run.totalChars - run.kept.length;
   const full = run.kept.replace(/[\r\n]+$/, '');
   return { ...outcome, fullOutput: lost > 0 ? `${full}\n... [${lost} more characters were not kept]` : full };
+}
+
+/**
+ * The shell's status of a command: its exit code, or 128 + n for one a signal killed (the status
+ * the leader recorded, which `splitStatus` reads as the signal). A command may exit with such a
+ * status itself, so the status is what is reported, not a guess at the signal.
+ */
+function exitStatus(run: Finished): number | null {
+  if (run.exitCode !== null) return run.exitCode;
+  const signal = run.signal === null ? undefined : os.constants.signals[run.signal];
+  return signal === undefined ? null : 128 + signal;
+}
+
+/**
+ * A timeout as Claude Code words it: whole seconds below a minute ("1s", a 1500 ms timeout too),
+ * then minutes and rounded seconds ("2m 0s"). Timeouts are at most BASH_MAX_TIMEOUT_MS (10 minutes).
+ */
+export function timeoutText(ms: number): string {
+  if (ms < 60_000) return `${Math.floor(ms / 1000)}s`;
+  let minutes = Math.floor(ms / 60_000);
+  let seconds = Math.round((ms % 60_000) / 1000);
+  if (seconds === 60) [minutes, seconds] = [minutes + 1, 0];
+  return `${minutes}m ${seconds}s`;
 }
 
 /**

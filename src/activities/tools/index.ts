@@ -1,5 +1,5 @@
 import type { ToolDefinition, ToolOutcome } from '../../shared/tool-definition';
-import { bashTool } from '../../shared/tools/bash';
+import { bashTool, withTimeoutClamped } from '../../shared/tools/bash';
 import { editTool } from '../../shared/tools/edit';
 import { globTool } from '../../shared/tools/glob';
 import { grepTool } from '../../shared/tools/grep';
@@ -68,7 +68,8 @@ export async function executeTool(name: string, rawInput: unknown, ctx: ToolCont
     const known = TOOL_DEFINITIONS.map((tool) => tool.name).join(', ');
     return toolError(`Unknown tool "${name}". Available tools: ${known}.`);
   }
-  const parsed = definition.inputSchema.safeParse(rawInput, parseErrorOptions);
+  const input = name === bashTool.name ? withTimeoutClamped(rawInput) : rawInput;
+  const parsed = definition.inputSchema.safeParse(input, parseErrorOptions);
   if (!parsed.success) {
     return toolError(formatInputValidationError(name, definition.inputSchema, parsed.error.issues));
   }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { ToolDefinition } from '../tool-definition';
 import { isReadOnlyBashCommand } from '../shell';
-import { flagField, integerField, patternField, textField } from './schema-parts';
+import { flagField, integerField, integerFromText, patternField, textField } from './schema-parts';
 import { lazySchema } from '../lazy-schema';
 
 export const BASH_DEFAULT_TIMEOUT_MS = 120_000;
@@ -43,6 +43,19 @@ export const bashInputSchema = lazySchema(() =>
 
 export type BashInput = z.infer<typeof bashInputSchema>;
 
+/**
+ * A Bash input with a timeout above BASH_MAX_TIMEOUT_MS lowered to it, as Claude Code does, so the
+ * call runs instead of failing validation. Applied where the call runs, before the schema: the
+ * workflow classifies the input as given (a call with such a timeout runs alone), as it did when
+ * any recorded history ran.
+ */
+export function withTimeoutClamped(input: unknown): unknown {
+  if (typeof input !== 'object' || input === null || !('timeout' in input)) return input;
+  const timeout = integerFromText(input.timeout);
+  if (typeof timeout !== 'number' || !(timeout > BASH_MAX_TIMEOUT_MS)) return input;
+  return { ...input, timeout: BASH_MAX_TIMEOUT_MS };
+}
+
 /** Bash: run a shell command in the workspace. */
 export const bashTool: ToolDefinition<BashInput> = {
   name: 'Bash',
@@ -51,7 +64,7 @@ export const bashTool: ToolDefinition<BashInput> = {
 Usage:
 - The command runs with \`bash -c\` in the workspace root; each call starts a fresh shell, so \`cd\` and exported variables do not carry over to the next call. Use absolute paths or chain commands with &&
 - Always quote file paths that contain spaces with double quotes
-- You can specify an optional timeout in milliseconds (up to ${BASH_MAX_TIMEOUT_MS}ms / ${BASH_MAX_TIMEOUT_MS / 60_000} minutes). If not specified, commands time out after ${BASH_DEFAULT_TIMEOUT_MS}ms (${BASH_DEFAULT_TIMEOUT_MS / 60_000} minutes); on timeout the command and every process it started are killed
+- You can specify an optional timeout in milliseconds (up to ${BASH_MAX_TIMEOUT_MS}ms / ${BASH_MAX_TIMEOUT_MS / 60_000} minutes; a longer one is lowered to that). If not specified, commands time out after ${BASH_DEFAULT_TIMEOUT_MS}ms (${BASH_DEFAULT_TIMEOUT_MS / 60_000} minutes); on timeout the command and every process it started are killed
 - If the output exceeds ${BASH_MAX_OUTPUT_CHARS} characters, the whole output is saved to a file under .durable-agent/tool-results/ and you get a 2KB preview and the file's path: read it with Read (offset and limit) or search it with Grep. A failed command's output is cut at ${BASH_MAX_OUTPUT_CHARS} characters instead
 - A non-zero exit code is reported as an error together with the output
 - Avoid using Bash for find, grep, cat, head, tail, sed, awk or echo when a dedicated tool fits: use Glob to find files, Grep to search contents, Read to read files, Edit to edit files and Write to write files
