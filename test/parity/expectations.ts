@@ -46,12 +46,6 @@ const GAP = {
   missingDir: 'a missing path: Claude Code adds "Note: your current working directory is <ws>."',
   validation:
     'invalid input: Claude Code says "<tool_use_error>InputValidationError: X failed due to the following issue: The required parameter `f` is missing" (or "type is expected as"); durable-agent words it after zod',
-  writeDone:
-    'Write: Claude Code ends "(file state is current in your context — no need to Read it back)"; durable-agent "(N lines)"',
-  writeAbsolute:
-    'Write: Claude Code echoes the path as given (absolute), durable-agent the workspace-relative one; and the ending differs',
-  editDone:
-    'Edit: Claude Code says "updated successfully. (file state is current …)"; durable-agent shows a cat -n snippet',
   editError:
     'Edit errors: Claude Code wraps them in <tool_use_error>…</tool_use_error>, and the wording differs a little',
   editCreate:
@@ -100,17 +94,6 @@ export const KNOWN_GAPS: Record<string, string> = {
   'grep-wrong-mode': GAP.validation,
   'bash-missing-command': GAP.validation,
   'bash-timeout-wrong-type': GAP.validation,
-  'write-new-file': GAP.writeDone,
-  'write-new-nested': GAP.writeDone,
-  'write-existing-after-read': GAP.writeDone,
-  'write-empty-content': GAP.writeDone,
-  'write-absolute': GAP.writeAbsolute,
-  'edit-after-read': GAP.editDone,
-  'edit-replace-all': GAP.editDone,
-  'edit-multiline': GAP.editDone,
-  'edit-delete-text': GAP.editDone,
-  'edit-absolute': GAP.editDone,
-  'edit-crlf': GAP.editDone,
   'edit-not-found': GAP.editError,
   'edit-not-unique': GAP.editError,
   'edit-replace-all-false': GAP.editError,
