@@ -50,11 +50,8 @@ const GAP = {
     'Edit errors: Claude Code wraps them in <tool_use_error>…</tool_use_error>, and the wording differs a little',
   editCreate:
     'Edit with an empty old_string on a new file: Claude Code creates the file; durable-agent refuses (use Write)',
-  grepCount: 'Grep count: "Found N total occurrences across M files." against durable-agent\'s "N matching lines"',
-  grepSingleFile:
-    'Grep content on one file: Claude Code leaves the file name out of each line (and its pagination note is shorter)',
-  grepMissingParam: 'Grep: durable-agent has no `context` / `-o` parameter and refuses it',
-  grepRegex: 'Grep with a bad regex: other wording around the same ripgrep message',
+  grepCount:
+    'Grep count: Claude Code says "Found N total occurrences", but N counts matching lines (rg -c), so a line with two matches counts once; durable-agent says "N matching lines"',
   bashExitCode: 'Bash failure: Claude Code puts "Exit code N" first, durable-agent last',
   bashTimeout: 'Bash timeout: Claude Code "Exit code 143\\nCommand timed out after 1s"; durable-agent its own sentence',
   bashLongOutput:
@@ -101,14 +98,6 @@ export const KNOWN_GAPS: Record<string, string> = {
   'edit-create-empty-old': GAP.editCreate,
   'grep-count': GAP.grepCount,
   'grep-count-glob': GAP.grepCount,
-  'grep-A': GAP.grepSingleFile,
-  'grep-B': GAP.grepSingleFile,
-  'grep-C': GAP.grepSingleFile,
-  'grep-head-limit': GAP.grepSingleFile,
-  'grep-offset': GAP.grepSingleFile,
-  'grep-path-file': GAP.grepSingleFile,
-  'grep-context': GAP.grepMissingParam,
-  'grep-invalid-regex': GAP.grepRegex,
   'bash-exit-42-with-output': GAP.bashExitCode,
   'bash-stderr-and-fail': GAP.bashExitCode,
   'bash-command-not-found': GAP.bashExitCode,
