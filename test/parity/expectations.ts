@@ -52,6 +52,8 @@ const GAP = {
     'Edit with an empty old_string on a new file: Claude Code creates the file; durable-agent refuses (use Write)',
   grepCount:
     'Grep count: Claude Code says "Found N total occurrences", but N counts matching lines (rg -c), so a line with two matches counts once; durable-agent says "N matching lines"',
+  rgVersion:
+    "Grep with a bad regex: ripgrep 13 quotes the pattern as given, Claude Code's ripgrep 14 as the (?:…) group it built; the same words with ripgrep 14 on the worker",
   bashExitCode: 'Bash failure: Claude Code puts "Exit code N" first, durable-agent last',
   bashTimeout: 'Bash timeout: Claude Code "Exit code 143\\nCommand timed out after 1s"; durable-agent its own sentence',
   bashLongOutput:
@@ -98,6 +100,7 @@ export const KNOWN_GAPS: Record<string, string> = {
   'edit-create-empty-old': GAP.editCreate,
   'grep-count': GAP.grepCount,
   'grep-count-glob': GAP.grepCount,
+  'grep-invalid-regex': GAP.rgVersion,
   'bash-exit-42-with-output': GAP.bashExitCode,
   'bash-stderr-and-fail': GAP.bashExitCode,
   'bash-command-not-found': GAP.bashExitCode,
