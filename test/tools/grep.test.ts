@@ -95,6 +95,10 @@ describe('Grep matches ripgrep run directly', () => {
     expect((await grep({ pattern: 'foo', path: 'src/util.ts', output_mode: 'content', '-n': false })).content).toBe(
       'export function foo() {',
     );
+    await writeFile(path.join(workspace, 'data.bin'), 'foo\n\0foo\n');
+    expect((await grep({ pattern: 'foo', path: 'data.bin', output_mode: 'content' })).content).toMatch(
+      /^binary file matches \(found "\\0" byte around offset \d+\)$/,
+    );
     expect((await grep({ pattern: 'foo', path: 'src/util.ts', output_mode: 'count' })).content).toBe(
       'src/util.ts:1\n\nFound 1 matching line across 1 file.',
     );

@@ -132,15 +132,17 @@ async function grepOpened(
 const STOPPED_AT_OUTPUT_LIMIT =
   'The search stopped before it finished, at its output limit, so these results are incomplete: more matches exist. Search a more specific path or pattern.';
 
-/** rg's messages for input it refuses before searching: a bad pattern, glob or file type. */
+/** How rg's messages for input it refuses before searching (a bad pattern, glob or file type) start. */
 const REJECTED_INPUT =
-  /^(?:rg: )?(?:regex parse error|error parsing glob|unrecognized file type|error parsing flag|compiled regex exceeds size limit|the literal|pattern contains)/m;
+  '(?:regex parse error|error parsing glob|unrecognized file type|error parsing flag|compiled regex exceeds size limit|the literal|pattern contains)';
 
 /** The answer when rg ended in error with no output: Claude Code's words for input rg refused. */
 function searchFailed(stderr: string): ToolOutcome {
-  if (!REJECTED_INPUT.test(stderr)) return toolError(`Grep failed: ${stderr || 'ripgrep reported an error'}`);
+  if (!new RegExp(`^(?:rg: )?${REJECTED_INPUT}`, 'm').test(stderr)) {
+    return toolError(`Grep failed: ${stderr || 'ripgrep reported an error'}`);
+  }
   // ripgrep 14 starts its messages with 'rg: ', older ones do not; the model sees one form.
-  const message = stderr.startsWith('rg: ') ? stderr : `rg: ${stderr}`;
+  const message = new RegExp(`^${REJECTED_INPUT}`).test(stderr) ? `rg: ${stderr}` : stderr;
   return toolError(
     `Search failed — ripgrep rejected the pattern, glob, or file type without searching:\n${message.slice(0, 2000)}`,
   );
