@@ -13,6 +13,7 @@ const run = (name: string, input: unknown) => session.seen(name, input);
 const ok = (...lines: string[]) => ({ isError: false, content: lines.join('\n') });
 const error = (...lines: string[]) => ({ isError: true, content: lines.join('\n') });
 const SNIPPET = "Here's the result of running `cat -n` on a snippet of the edited file:";
+const CURRENT = ' (file state is current in your context — no need to Read it back)';
 const NOT_READ = 'File has not been read yet. Read it first before writing to it.';
 
 beforeAll(async () => {
@@ -34,54 +35,21 @@ describe('golden: Write, Edit and MultiEdit, in sequence', () => {
     await run('Read', { file_path: 'src/index.ts' });
   });
 
-  it('2. Edit: one replacement, with four lines of context', async () => {
+  it('2. Edit: one replacement', async () => {
     expect(
       await run('Edit', {
         file_path: 'src/index.ts',
         old_string: '  return square(total);',
         new_string: '  const result = square(total);\n  return result;',
       }),
-    ).toEqual(
-      ok(
-        `The file src/index.ts has been updated. ${SNIPPET}`,
-        '     5\texport function main(args: string[]): number {',
-        '     6\t  // TODO: parse flags',
-        '     7\t  const total = args.map(Number).reduce(add, 0);',
-        '     8\t  console.log(shout(`total: ${total}`));',
-        '     9\t  const result = square(total);',
-        '    10\t  return result;',
-        '    11\t}',
-        '    12\t',
-        '    13\texport function helper(): string {',
-        "    14\t  return 'helper';",
-      ),
-    );
+    ).toEqual(ok(`The file src/index.ts has been updated successfully.${CURRENT}`));
   });
 
-  it('3. Edit: replace_all, two regions', async () => {
+  it('3. Edit: replace_all', async () => {
     expect(
       await run('Edit', { file_path: 'src/index.ts', old_string: 'TODO', new_string: 'NOTE', replace_all: true }),
-    ).toEqual(
-      ok(
-        `The file src/index.ts has been updated (2 replacements). ${SNIPPET}`,
-        "     2\timport { shout } from './util/strings';",
-        '     3\t',
-        '     4\t/** Entry point. */',
-        '     5\texport function main(args: string[]): number {',
-        '     6\t  // NOTE: parse flags',
-        '     7\t  const total = args.map(Number).reduce(add, 0);',
-        '     8\t  console.log(shout(`total: ${total}`));',
-        '     9\t  const result = square(total);',
-        '    10\t  return result;',
-        '...',
-        "    14\t  return 'helper';",
-        '    15\t}',
-        '    16\t',
-        '    17\texport function unused(): void {',
-        '    18\t  // NOTE: remove',
-        '    19\t}',
-      ),
-    );
+    ).toEqual(ok(`The file src/index.ts has been updated. All occurrences were successfully replaced.${CURRENT}`));
+    expect(await readFile(path.join(workspace, 'src/index.ts'), 'utf8')).not.toContain('TODO');
   });
 
   it('4. Edit errors: ambiguous, not found, no change', async () => {
@@ -150,13 +118,13 @@ describe('golden: Write, Edit and MultiEdit, in sequence', () => {
 
   it('7. Write: overwrite after edits, create with folders, then edit the new file', async () => {
     expect(await run('Write', { file_path: 'src/index.ts', content: 'export {};\n' })).toEqual(
-      ok('The file src/index.ts has been updated (1 line).'),
+      ok(`The file src/index.ts has been updated successfully.${CURRENT}`),
     );
     expect(await run('Write', { file_path: 'src/new/feature.ts', content: 'export const feature = true;\n' })).toEqual(
-      ok('File created successfully at: src/new/feature.ts (1 line).'),
+      ok(`File created successfully at: src/new/feature.ts${CURRENT}`),
     );
     expect(await run('Edit', { file_path: 'src/new/feature.ts', old_string: 'true', new_string: 'false' })).toEqual(
-      ok(`The file src/new/feature.ts has been updated. ${SNIPPET}`, '     1\texport const feature = false;'),
+      ok(`The file src/new/feature.ts has been updated successfully.${CURRENT}`),
     );
     expect(await run('Write', { file_path: 'README.md', content: 'x' })).toEqual(error(NOT_READ));
   });

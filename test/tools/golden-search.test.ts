@@ -123,7 +123,7 @@ describe('golden: Grep', () => {
         'src/index.ts:export function helper(): string {',
         'src/index.ts:export function unused(): void {',
         '',
-        '[Showing results with pagination = limit: 2, offset: 1; 6 in total, use offset 3 for more]',
+        '[Showing results with pagination = limit: 2, offset: 1]',
       ),
     );
     expect(await run('Grep', { pattern: 'helper', output_mode: 'content', '-B': 1, path: 'src' })).toEqual(
@@ -150,7 +150,9 @@ describe('golden: Grep', () => {
   it('a bad regex', async () => {
     expect(await run('Grep', { pattern: '(bad' })).toEqual({
       isError: true,
-      content: 'Grep failed: regex parse error:\n    (bad\n    ^\nerror: unclosed group',
+      content:
+        'Search failed — ripgrep rejected the pattern, glob, or file type without searching:\n' +
+        'rg: regex parse error:\n    (bad\n    ^\nerror: unclosed group',
     });
   });
 

@@ -85,9 +85,22 @@ describe('Grep matches ripgrep run directly', () => {
     expect(summary).toBe('Found 5 matching lines across 4 files.');
   });
 
-  it('searches a single file or a subdirectory, printing workspace-relative paths', async () => {
+  it('searches a single file (its lines name no file) or a subdirectory (workspace-relative paths)', async () => {
     expect((await grep({ pattern: 'foo', path: 'src/util.ts', output_mode: 'content' })).content).toBe(
-      'src/util.ts:1:export function foo() {',
+      '1:export function foo() {',
+    );
+    expect((await grep({ pattern: 'return', path: 'src/util.ts', output_mode: 'content', '-B': 1 })).content).toBe(
+      '1-export function foo() {\n2:  return "bar";',
+    );
+    expect((await grep({ pattern: 'foo', path: 'src/util.ts', output_mode: 'content', '-n': false })).content).toBe(
+      'export function foo() {',
+    );
+    await writeFile(path.join(workspace, 'data.bin'), 'foo\n\0foo\n');
+    expect((await grep({ pattern: 'foo', path: 'data.bin', output_mode: 'content' })).content).toMatch(
+      /^binary file matches \(found "\\0" byte around offset \d+\)$/,
+    );
+    expect((await grep({ pattern: 'foo', path: 'src/util.ts', output_mode: 'count' })).content).toBe(
+      'src/util.ts:1\n\nFound 1 matching line across 1 file.',
     );
     expect((await grep({ pattern: 'TODO', path: path.join(workspace, 'src') })).content).toBe(
       'Found 2 files\nsrc/deep/mod.py\nsrc/app.ts',
@@ -104,12 +117,23 @@ describe('Grep pagination and messages', () => {
     const first = (await grep({ pattern: 'hit', output_mode: 'content' })).content.split('\n');
     expect(first).toHaveLength(252);
     expect(first[249]).toBe('big.txt:250:hit 250');
-    expect(first[251]).toBe(
-      '[Showing results with pagination = limit: 250, offset: 0; 300 in total, use offset 250 for more]',
-    );
+    expect(first[251]).toBe('[Showing results with pagination = limit: 250]');
     const page = (await grep({ pattern: 'hit', output_mode: 'content', offset: 10, head_limit: 2 })).content;
     expect(page).toBe(
-      'big.txt:11:hit 11\nbig.txt:12:hit 12\n\n[Showing results with pagination = limit: 2, offset: 10; 300 in total, use offset 12 for more]',
+      'big.txt:11:hit 11\nbig.txt:12:hit 12\n\n[Showing results with pagination = limit: 2, offset: 10]',
+    );
+    // The last page: the offset is noted, the limit no longer (nothing more was left out).
+    expect((await grep({ pattern: 'hit', output_mode: 'content', offset: 299, head_limit: 2 })).content).toBe(
+      'big.txt:300:hit 300\n\n[Showing results with pagination = offset: 299]',
+    );
+    expect((await grep({ pattern: 'hit', output_mode: 'content', offset: 300 })).content).toBe(
+      'No entries at this offset\n\n[Showing results with pagination = offset: 300]',
+    );
+    expect((await grep({ pattern: 'hit', offset: 5 })).content).toBe(
+      'No entries at this offset. [Showing results with pagination = offset: 5]',
+    );
+    expect((await grep({ pattern: 'o', output_mode: 'count', head_limit: 1 })).content).toBe(
+      'README.md:1\n\nFound 8 matching lines across 5 files. with pagination = limit: 1',
     );
     expect((await grep({ pattern: 'hit', output_mode: 'content', head_limit: 0 })).content.split('\n')).toHaveLength(
       300,
@@ -124,13 +148,17 @@ describe('Grep pagination and messages', () => {
     });
     expect(await grep({ pattern: 'zzz_nothing', output_mode: 'count' })).toEqual({
       isError: false,
-      content: 'No matches found',
+      content: 'No matches found\n\nFound 0 matching lines across 0 files.',
     });
+    const rejected = 'Search failed — ripgrep rejected the pattern, glob, or file type without searching:\nrg: ';
     expect(await grep({ pattern: '(unclosed' })).toEqual({
       isError: true,
-      content: expect.stringContaining('regex parse error'),
+      content: expect.stringMatching(new RegExp(`^${rejected}regex parse error:\n`)),
     });
-    expect((await grep({ pattern: 'x', type: 'no-such-type' })).isError).toBe(true);
+    expect(await grep({ pattern: 'x', type: 'no-such-type' })).toEqual({
+      isError: true,
+      content: `${rejected}unrecognized file type: no-such-type`,
+    });
     expect(await grep({ pattern: 'x', path: 'missing' })).toEqual({
       isError: true,
       content: `Path does not exist: missing. Note: your current working directory is ${workspace}.`,

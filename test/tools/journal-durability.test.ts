@@ -142,7 +142,7 @@ describe('the tool journal under faults', () => {
     await expect(runToolAttempt({ ...call, deps: { execute: diesAfterTool } })).rejects.toThrow('worker died');
     const retry = await runToolAttempt({ ...call, attempt: 2 });
     expect(retry.result.isError).toBe(false);
-    expect(retry.block.content).toContain('The file app.txt has been updated.');
+    expect(retry.block.content).toContain('The file app.txt has been updated successfully.');
     expect(fs.readFileSync(path.join(workspace, 'app.txt'), 'utf8')).toBe('count: 1\ncount: 1\n');
   });
 
@@ -164,7 +164,7 @@ describe('the tool journal under faults', () => {
     fs.writeFileSync(path.join(workspace, 'app.txt.2024'), 'the user keeps this\n');
     const retry = await runToolAttempt({ ...call, attempt: 2 });
     expect(retry.result.isError).toBe(false);
-    expect(retry.block.content).toContain('The file app.txt has been updated.');
+    expect(retry.block.content).toContain('The file app.txt has been updated successfully.');
     expect(fs.readFileSync(path.join(workspace, 'app.txt'), 'utf8')).toBe('uno two\n');
     expect(
       fs

@@ -10,7 +10,7 @@ const contents = (file: string) => readFile(path.join(workspace, file), 'utf8');
 const NOT_READ = 'File has not been read yet. Read it first before writing to it.';
 const MODIFIED =
   'File has been modified since read, either by the user or by a linter. Read it again before attempting to write it.';
-const SNIPPET_HEADER = "Here's the result of running `cat -n` on a snippet of the edited file:";
+const CURRENT = ' (file state is current in your context — no need to Read it back)';
 
 /** Change a file behind the session's back, with an mtime clearly after the recorded one. */
 async function changeOnDisk(file: string, text: string): Promise<void> {
@@ -29,15 +29,16 @@ afterEach(async () => {
 });
 
 describe('Write', () => {
-  it('creates parent folders and reports created, then updated', async () => {
+  it('creates parent folders and reports created, then updated, naming the path as given', async () => {
     expect(await run('Write', { file_path: 'deep/er/new.txt', content: 'a\nb\n' })).toEqual({
       isError: false,
-      content: 'File created successfully at: deep/er/new.txt (2 lines).',
+      content: `File created successfully at: deep/er/new.txt${CURRENT}`,
     });
     expect(await contents('deep/er/new.txt')).toBe('a\nb\n');
-    expect(await run('Write', { file_path: path.join(workspace, 'deep/er/new.txt'), content: 'c' })).toEqual({
+    const absolute = path.join(workspace, 'deep/er/new.txt');
+    expect(await run('Write', { file_path: absolute, content: 'c' })).toEqual({
       isError: false,
-      content: 'The file deep/er/new.txt has been updated (1 line).',
+      content: `The file ${absolute} has been updated successfully.${CURRENT}`,
     });
     expect(await contents('deep/er/new.txt')).toBe('c');
   });
@@ -88,14 +89,30 @@ describe('Edit', () => {
     await run('Read', { file_path: 'code.ts' });
   });
 
-  it('replaces a unique string and shows the edited region with cat -n numbers', async () => {
+  it('replaces a unique string and says so as Claude Code does, naming the path as given', async () => {
     expect(await run('Edit', { file_path: 'code.ts', old_string: 'const c = 2;', new_string: 'const c = 3;' })).toEqual(
-      {
-        isError: false,
-        content: `The file code.ts has been updated. ${SNIPPET_HEADER}\n     1\tconst a = 1;\n     2\tconst b = 1;\n     3\tconst c = 3;`,
-      },
+      { isError: false, content: `The file code.ts has been updated successfully.${CURRENT}` },
     );
     expect(await contents('code.ts')).toBe('const a = 1;\nconst b = 1;\nconst c = 3;\n');
+    const absolute = path.join(workspace, 'code.ts');
+    expect(await run('Edit', { file_path: absolute, old_string: 'const c = 3;', new_string: 'const c = 4;' })).toEqual({
+      isError: false,
+      content: `The file ${absolute} has been updated successfully.${CURRENT}`,
+    });
+  });
+
+  it('does not call the file state current after a Read of part of the file', async () => {
+    await writeFile(path.join(workspace, 'long.txt'), 'one\ntwo\nthree\n');
+    await run('Read', { file_path: 'long.txt', limit: 1 });
+    expect(await run('Edit', { file_path: 'long.txt', old_string: 'one', new_string: 'uno' })).toEqual({
+      isError: false,
+      content: 'The file long.txt has been updated successfully.',
+    });
+    await run('Read', { file_path: 'long.txt' });
+    expect(await run('Edit', { file_path: 'long.txt', old_string: 'two', new_string: 'dos' })).toEqual({
+      isError: false,
+      content: `The file long.txt has been updated successfully.${CURRENT}`,
+    });
   });
 
   it('refuses an ambiguous string unless replace_all, then reports the count', async () => {
@@ -107,7 +124,7 @@ describe('Edit', () => {
       await run('Edit', { file_path: 'code.ts', old_string: '= 1', new_string: '= 9', replace_all: true }),
     ).toEqual({
       isError: false,
-      content: `The file code.ts has been updated (2 replacements). ${SNIPPET_HEADER}\n     1\tconst a = 9;\n     2\tconst b = 9;\n     3\tconst c = 2;`,
+      content: `The file code.ts has been updated. All occurrences were successfully replaced.${CURRENT}`,
     });
     expect(await contents('code.ts')).toBe('const a = 9;\nconst b = 9;\nconst c = 2;\n');
   });
@@ -153,11 +170,15 @@ describe('Edit', () => {
     expect(await contents('code.ts')).toBe('const a = 1;\n');
   });
 
-  it('lets edits follow each other and a Write without another Read', async () => {
+  it('lets an Edit or a Write follow an Edit or a Write without another Read, as its answer says', async () => {
     await run('Edit', { file_path: 'code.ts', old_string: 'const a', new_string: 'let a' });
     expect((await run('Edit', { file_path: 'code.ts', old_string: 'const b', new_string: 'let b' })).isError).toBe(
       false,
     );
+    expect((await run('Write', { file_path: 'code.ts', content: 'let c = 3;\n' })).isError).toBe(false);
+    expect((await run('Write', { file_path: 'code.ts', content: 'let c = 4;\n' })).isError).toBe(false);
+    expect((await run('Edit', { file_path: 'code.ts', old_string: '4', new_string: '5' })).isError).toBe(false);
+    expect(await contents('code.ts')).toBe('let c = 5;\n');
     await run('Write', { file_path: 'new.ts', content: 'export {};\n' });
     expect((await run('Edit', { file_path: 'new.ts', old_string: '{}', new_string: '{ x }' })).isError).toBe(false);
     expect(await contents('new.ts')).toBe('export { x };\n');
@@ -174,7 +195,7 @@ describe('Edit', () => {
     const result = await run('Edit', { file_path: 'win.txt', old_string: 'one\ntwo', new_string: 'uno\ndos\ndos-bis' });
     expect(result).toEqual({
       isError: false,
-      content: `The file win.txt has been updated. ${SNIPPET_HEADER}\n     1\tuno\n     2\tdos\n     3\tdos-bis\n     4\tthree`,
+      content: `The file win.txt has been updated successfully.${CURRENT}`,
     });
     expect(await contents('win.txt')).toBe('uno\r\ndos\r\ndos-bis\r\nthree\r\n');
   });
@@ -192,7 +213,7 @@ describe('Edit', () => {
     await run('Read', { file_path: 'empty.txt' });
     expect(await run('Edit', { file_path: 'empty.txt', old_string: '', new_string: 'first\n' })).toEqual({
       isError: false,
-      content: `The file empty.txt has been updated. ${SNIPPET_HEADER}\n     1\tfirst`,
+      content: `The file empty.txt has been updated successfully.${CURRENT}`,
     });
   });
 });

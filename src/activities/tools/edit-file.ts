@@ -2,8 +2,7 @@ import type { FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
 import { fileStateKey } from '../../shared/file-state';
 import type { ToolOutcome } from '../../shared/tool-definition';
-import { applyEdits, type EditOperation } from './edit-apply';
-import { editSnippet } from './edit-snippet';
+import { applyEdits, type ChangedSpan, type EditOperation } from './edit-apply';
 import { BINARY_SNIFF_BYTES, describeFsError, looksBinary, toolError } from './fs-errors';
 import { recordedState, staleReadError, stateOf } from './read-state';
 import { contentHash, FileChangeNotRecordedError, replaceFile } from './replace-file';
@@ -15,17 +14,33 @@ import { openWriteTarget, type WriteTarget } from './workspace-write';
 /** Files above this size are refused: an edit holds the whole file in memory. */
 const MAX_EDIT_BYTES = 64 * 1024 * 1024;
 
+/** What a successful edit did, for the tool to word its answer. */
+export interface EditDone {
+  /** The file's path as the model gave it. */
+  filePath: string;
+  /** The path relative to the workspace. */
+  shown: string;
+  /** The file after the edits, with '\n' line ends. */
+  text: string;
+  changes: readonly ChangedSpan[];
+  edits: number;
+  replacements: number;
+  /** True when the session has seen only part of the file (it read a range, never all of it). */
+  partial: boolean;
+}
+
 /**
  * Edit and MultiEdit: check the session read the file and nothing changed it since, apply `edits`
  * in memory, and replace the file (atomically, keeping its mode) only if every edit applied. `describe(index)` names an edit in an
- * error ('' for Edit's only edit). Returns a `cat -n` snippet of the changed regions and the new
- * file state.
+ * error ('' for Edit's only edit); `report` words the answer to a successful call. Returns that
+ * answer and the new file state.
  */
 export async function editFile(
   filePath: string,
   edits: readonly EditOperation[],
   ctx: ToolContext,
   describe: (index: number) => string,
+  report: (done: EditDone) => string,
 ): Promise<ToolOutcome> {
   // Claude Code checks this before the file, so a no-op edit is named as such whatever the file.
   const noop = edits.findIndex((edit) => edit.old_string === edit.new_string);
@@ -40,7 +55,7 @@ export async function editFile(
     return target.code === 'ENOENT' ? missingFile(ctx, filePath, target.relative, edits) : toolError(target.error);
   try {
     if (!target.existing) return await missingFile(ctx, filePath, target.relative, edits);
-    return await editOpened(target, target.existing, filePath, edits, ctx, describe);
+    return await editOpened(target, target.existing, filePath, edits, ctx, describe, report);
   } finally {
     await target.close();
   }
@@ -70,6 +85,7 @@ async function editOpened(
   edits: readonly EditOperation[],
   ctx: ToolContext,
   describe: (index: number) => string,
+  report: (done: EditDone) => string,
 ): Promise<ToolOutcome> {
   const shown = target.relative;
   const failed = (index: number, error: string) => toolError(`${describe(index)}${error}${unchanged(edits)}`);
@@ -109,14 +125,17 @@ async function editOpened(
   );
   if (!applied.ok) return failed(applied.index, applied.error);
 
-  const snippet = editSnippet(applied.content, applied.changes);
-  const counts = summary(edits.length, applied.replacements);
-  const content =
-    snippet === ''
-      ? `The file ${shown} has been updated${counts}. It is now empty.`
-      : `The file ${shown} has been updated${counts}. Here's the result of running \`cat -n\` on a snippet of the edited file:\n${snippet}`;
-  // An edit shows the model only the changed regions, so a partial read stays partial.
+  // An edit does not show the model the rest of the file, so a partial read stays partial.
   const partial = recorded?.partial ?? false;
+  const content = report({
+    filePath,
+    shown,
+    text: applied.content,
+    changes: applied.changes,
+    edits: edits.length,
+    replacements: applied.replacements,
+    partial,
+  });
   let written;
   try {
     const data = crlf ? applied.content.replace(/\n/g, '\r\n') : applied.content;
@@ -130,12 +149,6 @@ async function editOpened(
     return toolError(describeFsError(error, shown));
   }
   return { content, isError: false, fileStates: [{ key, state: stateOf(written, partial) }] };
-}
-
-/** '' for one edit making one replacement (Claude Code's plain message), else the counts. */
-function summary(editCount: number, replacements: number): string {
-  if (editCount === 1) return replacements === 1 ? '' : ` (${replacements} replacements)`;
-  return ` (${editCount} edits, ${replacements} replacement${replacements === 1 ? '' : 's'})`;
 }
 
 /** MultiEdit is all or none; say so, since the model may assume the earlier edits landed. */

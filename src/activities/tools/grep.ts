@@ -84,46 +84,81 @@ async function grepOpened(
     return target.relative === '.' || line === '--' ? line : `${target.relative}/${line}`;
   };
   let lines = outputLines(run.stdout).map(fromTarget);
-  if (run.exitCode === 2 && lines.length === 0) {
-    return toolError(
-      `Grep failed: ${run.stderr.trim().split(opened).join(target.relative) || 'ripgrep reported an error'}`,
-    );
-  }
+  if (run.exitCode === 2 && lines.length === 0)
+    return searchFailed(run.stderr.trim().split(opened).join(target.relative));
   let withheld = false;
   if (guard) ({ lines, withheld } = await withoutDeniedFiles(lines, mode, input['-n'] !== false, guard, ctx.workspace));
   if (mode === 'files_with_matches') lines = await sortNewestFirst(lines, ctx.workspace);
+  // The lines of a search of one file name no file, as Claude Code shows them.
+  if (!folder && mode === 'content') lines = lines.map((line) => withoutFileName(line, target.relative));
   const note = withheld ? `\n${WITHHELD_NOTE}` : '';
+  const stopped = run.truncated ? `${STOPPED_AT_OUTPUT_LIMIT}\n\n` : '';
 
   const offset = input.offset ?? 0;
   const headLimit = input.head_limit ?? GREP_DEFAULT_HEAD_LIMIT;
   const page = headLimit === 0 ? lines.slice(offset) : lines.slice(offset, offset + headLimit);
-  const limited = page.length < lines.length - Math.min(offset, lines.length) || run.truncated;
-  const pagination =
-    limited || offset > 0
-      ? `[Showing results with pagination = limit: ${headLimit === 0 ? 'none' : headLimit}, offset: ${offset}${
-          limited
-            ? `; ${run.truncated ? 'more than ' : ''}${lines.length} in total, use offset ${offset + page.length} for more`
-            : ''
-        }]`
-      : '';
+  // Claude Code's note: the limit when it left lines out, the offset when there was one.
+  const cut = headLimit !== 0 && lines.length - offset > headLimit;
+  const pagination = [...(cut ? [`limit: ${headLimit}`] : []), ...(offset > 0 ? [`offset: ${offset}`] : [])].join(', ');
+  const pastTheEnd = offset > 0 && lines.length > 0;
 
   if (mode === 'files_with_matches') {
-    if (page.length === 0)
-      return toolResult((lines.length === 0 ? 'No files found' : `No files found at offset ${offset}`) + note);
+    if (page.length === 0) {
+      const none = pastTheEnd
+        ? `No entries at this offset. [Showing results with pagination = ${pagination}]`
+        : 'No files found';
+      return toolResult(stopped + none + note);
+    }
     const header = `Found ${page.length} file${page.length === 1 ? '' : 's'}${pagination ? ` ${pagination}` : ''}`;
-    return toolResult(`${header}\n${page.join('\n')}${note}`);
+    return toolResult(`${stopped}${header}\n${page.join('\n')}${note}`);
   }
-  if (page.length === 0)
-    return toolResult((lines.length === 0 ? 'No matches found' : `No matches found at offset ${offset}`) + note);
+  const shown = page.length > 0 ? page.join('\n') : pastTheEnd ? 'No entries at this offset' : 'No matches found';
   if (mode === 'count') {
+    // The totals are of the whole search, not only of the lines shown.
     let total = 0;
-    for (const line of page) total += Number(line.slice(line.lastIndexOf(':') + 1)) || 0;
-    const summary = `Found ${total} matching line${total === 1 ? '' : 's'} across ${page.length} file${page.length === 1 ? '' : 's'}.`;
-    return toolResult(`${page.join('\n')}\n\n${summary}${pagination ? ` ${pagination}` : ''}${note}`);
+    for (const line of lines) total += Number(line.slice(line.lastIndexOf(':') + 1)) || 0;
+    // rg counts matching lines: Claude Code's "total occurrences" would overstate what a line
+    // matching twice counts for.
+    const summary = `Found ${total} matching line${total === 1 ? '' : 's'} across ${lines.length} file${lines.length === 1 ? '' : 's'}.`;
+    return toolResult(`${stopped}${shown}\n\n${summary}${pagination ? ` with pagination = ${pagination}` : ''}${note}`);
   }
   return toolResult(
-    page.join('\n') + (pagination ? `\n\n${pagination}` : '') + (withheld ? `\n\n${WITHHELD_NOTE}` : ''),
+    stopped +
+      shown +
+      (pagination ? `\n\n[Showing results with pagination = ${pagination}]` : '') +
+      (withheld ? `\n\n${WITHHELD_NOTE}` : ''),
   );
+}
+
+/** Said first when rg's output passed what is kept of it: rg was stopped, so more matches exist. */
+const STOPPED_AT_OUTPUT_LIMIT =
+  'The search stopped before it finished, at its output limit, so these results are incomplete: more matches exist. Search a more specific path or pattern.';
+
+/** How rg's messages for input it refuses before searching (a bad pattern, glob or file type) start. */
+const REJECTED_INPUT =
+  '(?:regex parse error|error parsing glob|unrecognized file type|error parsing flag|compiled regex exceeds size limit|the literal|pattern contains)';
+
+/** The answer when rg ended in error with no output: Claude Code's words for input rg refused. */
+function searchFailed(stderr: string): ToolOutcome {
+  if (!new RegExp(`^(?:rg: )?${REJECTED_INPUT}`, 'm').test(stderr)) {
+    return toolError(`Grep failed: ${stderr || 'ripgrep reported an error'}`);
+  }
+  // ripgrep 14 starts its messages with 'rg: ', older ones do not; the model sees one form.
+  const message = new RegExp(`^${REJECTED_INPUT}`).test(stderr) ? `rg: ${stderr}` : stderr;
+  return toolError(
+    `Search failed — ripgrep rejected the pattern, glob, or file type without searching:\n${message.slice(0, 2000)}`,
+  );
+}
+
+/**
+ * A content line of a one-file search without the file name rg put first: `file:N:text` (a match),
+ * `file-N-text` (context), or `file: binary file matches …`. A '--' between groups stays.
+ */
+function withoutFileName(line: string, file: string): string {
+  const binary = BINARY_MATCH.exec(line);
+  if (binary && binary[1] === file) return line.slice(file.length + 2);
+  const separator = line[file.length];
+  return line.startsWith(file) && (separator === ':' || separator === '-') ? line.slice(file.length + 1) : line;
 }
 
 /**

@@ -7,6 +7,12 @@ export const NOT_READ_MESSAGE = 'File has not been read yet. Read it first befor
 export const MODIFIED_SINCE_READ_MESSAGE =
   'File has been modified since read, either by the user or by a linter. Read it again before attempting to write it.';
 
+/**
+ * Claude Code's ending for a successful Write or Edit. True here: the call returns the file's new
+ * state, which the session records, so the next Edit or Write of the file needs no Read.
+ */
+export const FILE_STATE_CURRENT = ' (file state is current in your context — no need to Read it back)';
+
 /** The recorded state of `key`; own properties only, so no key can reach Object.prototype. */
 export function recordedState(readState: ReadFileStates | undefined, key: string): FileReadState | undefined {
   return readState && Object.hasOwn(readState, key) ? readState[key] : undefined;

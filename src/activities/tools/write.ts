@@ -2,7 +2,7 @@ import { fileStateKey } from '../../shared/file-state';
 import type { ToolOutcome } from '../../shared/tool-definition';
 import type { WriteInput } from '../../shared/tools/write';
 import { describeFsError, toolError } from './fs-errors';
-import { recordedState, staleReadError, stateOf } from './read-state';
+import { FILE_STATE_CURRENT, recordedState, staleReadError, stateOf } from './read-state';
 import { contentHash, FileChangeNotRecordedError, replaceFile } from './replace-file';
 import type { ToolContext } from './tool-context';
 import { openWriteTarget, type WriteTarget } from './workspace-write';
@@ -42,11 +42,10 @@ async function writeTo(target: WriteTarget, input: WriteInput, ctx: ToolContext)
     }
   }
 
-  const lines = input.content === '' ? 0 : input.content.split('\n').length - (input.content.endsWith('\n') ? 1 : 0);
-  const size = `${lines} line${lines === 1 ? '' : 's'}`;
+  // Claude Code's words, with the path as the model gave it.
   const content = info
-    ? `The file ${shown} has been updated (${size}).`
-    : `File created successfully at: ${shown} (${size}).`;
+    ? `The file ${input.file_path} has been updated successfully.${FILE_STATE_CURRENT}`
+    : `File created successfully at: ${input.file_path}${FILE_STATE_CURRENT}`;
   let written;
   try {
     written = await replaceFile(

@@ -24,7 +24,7 @@ Usage:
 - When editing text from Read tool output, preserve the exact indentation (tabs/spaces) as it appears AFTER the line number prefix. The line number prefix format is: spaces + line number + tab. Everything after that tab is the actual file content to match. Never include any part of the line number prefix in old_string or new_string
 - Files with Windows (CRLF) line endings keep them; write old_string and new_string with plain newlines
 - The edit will FAIL if old_string is not found in the file
-- The result shows a \`cat -n\` snippet of the edited region, so there is no need to Read the file again to check the edit
+- A successful edit leaves the file's state current in your context: there is no need to Read the file back to check the edit, or before editing it again
 - The edit will FAIL if old_string is not unique in the file. Either provide a larger string with more surrounding context to make it unique or use replace_all to change every instance of old_string
 - Use replace_all for replacing and renaming strings across the file, for instance renaming a variable
 - The file must exist; use Write to create a new file
