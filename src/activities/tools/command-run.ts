@@ -110,10 +110,18 @@ const CAPTURE_BYTES = BASH_MAX_OUTPUT_CHARS * 4;
 /** Bytes kept past CAPTURE_BYTES, so a long output can be saved for the model to Read; the rest is counted. */
 export const SAVED_BYTES = 16 * 1024 * 1024;
 /**
- * After the command exits, a background job it started may still hold the capture pipe open.
- * Wait this long for the rest of the output, then read what there is rather than hang.
+ * When the command has exited, what it printed last may still be in the capture pipe: the first
+ * CAPTURE_BYTES are copied a byte at a time, about 4 ms a kilobyte on a quiet machine and several
+ * times that on a busy one, so a full pipe takes from a quarter of a second to seconds to drain.
+ * The output is complete once the capture has reached the end of the pipe (the `rest` file
+ * appears). A background job the command started may hold the pipe open much longer: the wait
+ * then ends when the output has not grown for PIPE_GRACE_MS, or has grown by more than a pipe
+ * holds (what grows past that was printed after the command ended), or after PIPE_DRAIN_MAX_MS.
  */
-const PIPE_GRACE_MS = 500;
+export const PIPE_GRACE_MS = 500;
+/** A pipe's default capacity on Linux (the leader leaves it as it is), and a block's slack. */
+const PIPE_CAPACITY_BYTES = 64 * 1024 + 4096;
+export const PIPE_DRAIN_MAX_MS = 30_000;
 /** How often an adopted group (not a child of this process) is looked at. */
 const ADOPT_POLL_MS = 100;
 
@@ -214,7 +222,6 @@ export function runCommand(options: RunCommandOptions): Promise<Finished | { spa
     let aborted = false;
     let settled = false;
     let exitStatus: number | undefined;
-    let graceTimer: NodeJS.Timeout | undefined;
     let timeout: NodeJS.Timeout | undefined;
     let beat: NodeJS.Timeout | undefined;
     let sweeping: Promise<void> = Promise.resolve();
@@ -252,7 +259,6 @@ export function runCommand(options: RunCommandOptions): Promise<Finished | { spa
     const stopWatching = () => {
       settled = true;
       clearTimeout(timeout);
-      clearTimeout(graceTimer);
       clearInterval(beat);
       signal.removeEventListener('abort', onAbort);
       leader.release();
@@ -287,7 +293,7 @@ export function runCommand(options: RunCommandOptions): Promise<Finished | { spa
       const match = /^(\d+)\n/.exec(notices);
       if (match && exitStatus === undefined) {
         exitStatus = Number(match[1]);
-        graceTimer = setTimeout(finish, PIPE_GRACE_MS);
+        void waitForCaptureEnd(files, () => settled).then(finish);
       }
     });
     leader.on('exit', () => {
@@ -383,7 +389,7 @@ export async function adoptCommand(options: {
   for (;;) {
     const status = await readExitStatus(files.exit);
     if (status !== undefined) {
-      await waitForFile(files.rest, PIPE_GRACE_MS);
+      await waitForCaptureEnd(files);
       return readFinished(files, status, false);
     }
     if (signal.aborted) {
@@ -461,16 +467,36 @@ async function outputBytes(files: CommandFiles): Promise<number> {
   return (await stat(files.output).catch(() => undefined))?.size ?? 0;
 }
 
-async function waitForFile(file: string, maxWaitMs: number): Promise<void> {
-  const deadline = Date.now() + maxWaitMs;
-  while (Date.now() < deadline) {
+/**
+ * Until the capture has copied all the command printed (see PIPE_GRACE_MS), or `stop()` says
+ * the run has ended otherwise.
+ */
+export async function waitForCaptureEnd(
+  files: CommandFiles,
+  stop: () => boolean = () => false,
+  limits: { graceMs: number; maxMs: number } = { graceMs: PIPE_GRACE_MS, maxMs: PIPE_DRAIN_MAX_MS },
+): Promise<void> {
+  const started = Date.now();
+  const size = async (file: string) => (await stat(file).catch(() => undefined))?.size ?? 0;
+  const captured = async () => (await size(files.output)) + (await size(files.more));
+  const atExit = await captured();
+  let last = atExit;
+  let grewAt = started;
+  while (!stop()) {
     if (
-      await stat(file).then(
+      await stat(files.rest).then(
         () => true,
         () => false,
       )
     )
       return;
+    const now = Date.now();
+    const bytes = await captured();
+    if (bytes !== last) {
+      last = bytes;
+      grewAt = now;
+    }
+    if (now - grewAt >= limits.graceMs || bytes - atExit > PIPE_CAPACITY_BYTES || now - started >= limits.maxMs) return;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
