@@ -159,8 +159,11 @@ function corpus(): Case[] {
   const cases: Case[] = [];
   for (const [name, tool] of Object.entries(TOOLS)) {
     for (const [field, kind] of Object.entries(tool.fields)) {
-      for (const [label, value] of badValues(kind))
+      for (const [label, value] of badValues(kind)) {
+        // Bash lowers a timeout above its maximum to the maximum, as Claude Code does (bash.test.ts).
+        if (name === 'Bash' && field === 'timeout' && (label === 'a huge number' || label === 'Infinity')) continue;
         cases.push([name, `${field} is ${label}`, withField(tool.valid, field, value), field]);
+      }
     }
     for (const field of tool.required)
       cases.push([name, `${field} is missing`, withField(tool.valid, field, undefined, true), field]);
