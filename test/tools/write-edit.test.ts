@@ -112,37 +112,62 @@ describe('Edit', () => {
     expect(await contents('code.ts')).toBe('const a = 9;\nconst b = 9;\nconst c = 2;\n');
   });
 
+  // Claude Code's words, each inside <tool_use_error> as Claude Code sends every Edit error.
   it('reports a missing string, identical strings and a missing file', async () => {
-    const missing = await run('Edit', { file_path: 'code.ts', old_string: 'const d', new_string: 'x' });
-    expect(missing).toEqual({
+    expect(await run('Edit', { file_path: 'code.ts', old_string: 'const d', new_string: 'x' })).toEqual({
       isError: true,
-      content: expect.stringContaining('String to replace not found in code.ts'),
+      content: '<tool_use_error>String to replace not found in file.\nString: const d</tool_use_error>',
+    });
+    expect(await run('Edit', { file_path: 'code.ts', old_string: '= 1', new_string: '= 9' })).toEqual({
+      isError: true,
+      content:
+        '<tool_use_error>Found 2 matches of the string to replace, but replace_all is false. To replace all occurrences, set replace_all to true. To replace only one occurrence, please provide more context to uniquely identify the instance.\nString: = 1</tool_use_error>',
     });
     expect(await run('Edit', { file_path: 'code.ts', old_string: 'a', new_string: 'a' })).toEqual({
       isError: true,
-      content: 'No changes to make: old_string and new_string are exactly the same.',
+      content: '<tool_use_error>No changes to make: old_string and new_string are exactly the same.</tool_use_error>',
     });
     expect(await run('Edit', { file_path: 'gone.ts', old_string: 'a', new_string: 'b' })).toEqual({
       isError: true,
-      content: 'File does not exist: gone.ts. Use Write to create a new file.',
+      content: expect.stringMatching(/^<tool_use_error>File does not exist[^]*<\/tool_use_error>$/),
     });
-    expect(await run('Edit', { file_path: 'code.tsx', old_string: 'a', new_string: 'b' })).toEqual({
+    expect(await run('Edit', { file_path: 'code.ts', old_string: '', new_string: 'b' })).toEqual({
       isError: true,
-      content: 'File does not exist: code.tsx. Did you mean code.ts? Use Write to create a new file.',
+      content: '<tool_use_error>Cannot create new file - file already exists.</tool_use_error>',
     });
-    expect((await run('Edit', { file_path: 'code.ts', old_string: '', new_string: 'b' })).isError).toBe(true);
+    expect(await run('Edit', { file_path: '../outside.ts', old_string: '', new_string: 'b' })).toEqual({
+      isError: true,
+      content: expect.stringMatching(/^<tool_use_error>.*outside the workspace.*<\/tool_use_error>$/),
+    });
+  });
+
+  it('creates a file that does not exist when old_string is empty, folders included, without a Read', async () => {
+    const created = await run('Edit', { file_path: 'deep/er/new.ts', old_string: '', new_string: 'one\ntwo\n' });
+    expect(created).toEqual({
+      isError: false,
+      content: `The file deep/er/new.ts has been updated. ${SNIPPET_HEADER}\n     1\tone\n     2\ttwo`,
+    });
+    expect(await contents('deep/er/new.ts')).toBe('one\ntwo\n');
+    // The session wrote every byte: the next edit needs no Read either.
+    expect((await run('Edit', { file_path: 'deep/er/new.ts', old_string: 'two', new_string: '2' })).isError).toBe(
+      false,
+    );
+    expect(await contents('deep/er/new.ts')).toBe('one\n2\n');
+    // An empty old_string and an empty new_string change nothing, so create nothing.
+    expect((await run('Edit', { file_path: 'none.ts', old_string: '', new_string: '' })).isError).toBe(true);
+    await expect(contents('none.ts')).rejects.toThrow();
   });
 
   it('refuses a file never read and one changed since it was read', async () => {
     await writeFile(path.join(workspace, 'unread.ts'), 'x\n');
     expect(await run('Edit', { file_path: 'unread.ts', old_string: 'x', new_string: 'y' })).toEqual({
       isError: true,
-      content: NOT_READ,
+      content: `<tool_use_error>${NOT_READ}</tool_use_error>`,
     });
     await changeOnDisk('code.ts', 'const a = 1;\n');
     expect(await run('Edit', { file_path: 'code.ts', old_string: 'a = 1', new_string: 'a = 2' })).toEqual({
       isError: true,
-      content: MODIFIED,
+      content: `<tool_use_error>${MODIFIED}</tool_use_error>`,
     });
     expect(await contents('code.ts')).toBe('const a = 1;\n');
   });

@@ -2,7 +2,8 @@ import type { FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
 import { fileStateKey } from '../../shared/file-state';
 import type { ToolOutcome } from '../../shared/tool-definition';
-import { applyEdits, type EditOperation } from './edit-apply';
+import { toolUseError } from '../../shared/tools/tool-use-error';
+import { applyEdits, type ChangedSpan, type EditOperation } from './edit-apply';
 import { editSnippet } from './edit-snippet';
 import { BINARY_SNIFF_BYTES, describeFsError, looksBinary, toolError } from './fs-errors';
 import { recordedState, staleReadError, stateOf } from './read-state';
@@ -17,11 +18,23 @@ const MAX_EDIT_BYTES = 64 * 1024 * 1024;
 
 /**
  * Edit and MultiEdit: check the session read the file and nothing changed it since, apply `edits`
- * in memory, and replace the file (atomically, keeping its mode) only if every edit applied. `describe(index)` names an edit in an
- * error ('' for Edit's only edit). Returns a `cat -n` snippet of the changed regions and the new
- * file state.
+ * in memory, and replace the file (atomically, keeping its mode) only if every edit applied. A
+ * file that does not exist is created when the first edit's old_string is empty, as Claude Code
+ * does (the read-before-write rule concerns files that exist). `describe(index)` names an edit in
+ * an error ('' for Edit's only edit). Returns a `cat -n` snippet of the changed regions and the new
+ * file state. Every error comes inside `<tool_use_error>`, as Claude Code's Edit errors do.
  */
 export async function editFile(
+  filePath: string,
+  edits: readonly EditOperation[],
+  ctx: ToolContext,
+  describe: (index: number) => string,
+): Promise<ToolOutcome> {
+  const outcome = await editOrCreate(filePath, edits, ctx, describe);
+  return outcome.isError ? { ...outcome, content: toolUseError(outcome.content) } : outcome;
+}
+
+async function editOrCreate(
   filePath: string,
   edits: readonly EditOperation[],
   ctx: ToolContext,
@@ -36,11 +49,53 @@ export async function editFile(
   }
   // Opened from a handle on the workspace, folder by folder; written through the folder's handle.
   const target = await openWriteTarget(ctx.workspace, filePath, { createFolders: false });
-  if (!target.ok)
-    return target.code === 'ENOENT' ? missingFile(ctx, filePath, target.relative) : toolError(target.error);
+  if (!target.ok && target.code !== 'ENOENT') return toolError(target.error);
+  if (!target.ok || !target.existing) {
+    if (target.ok) await target.close();
+    if (edits[0]?.old_string !== '') return missingFile(ctx, filePath, target.relative);
+    return createFile(filePath, edits, ctx, describe);
+  }
   try {
-    if (!target.existing) return await missingFile(ctx, filePath, target.relative);
     return await editOpened(target, target.existing, filePath, edits, ctx, describe);
+  } finally {
+    await target.close();
+  }
+}
+
+/**
+ * A file created by edits whose first old_string is empty: the edits apply to an empty text, and
+ * only then are missing folders made and the file written. No read is needed: there was nothing
+ * to read, and the session knows every byte it wrote.
+ */
+async function createFile(
+  filePath: string,
+  edits: readonly EditOperation[],
+  ctx: ToolContext,
+  describe: (index: number) => string,
+): Promise<ToolOutcome> {
+  const applied = applyEdits('', edits);
+  if (!applied.ok) return toolError(`${describe(applied.index)}${applied.error}${unchanged(edits)}`);
+  const target = await openWriteTarget(ctx.workspace, filePath, { createFolders: true });
+  if (!target.ok) return toolError(target.error);
+  try {
+    // Created meanwhile (by a command still running, say): it is a file this session has not read.
+    if (target.existing) return await editOpened(target, target.existing, filePath, edits, ctx, describe);
+    const shown = target.relative;
+    const key = fileStateKey(ctx.workspace, filePath);
+    const content = updatedMessage(shown, edits.length, applied.content, applied.changes, applied.replacements);
+    let written;
+    try {
+      written = await replaceFile(
+        ctx,
+        { path: target.absolute, before: null, content, stateKey: key, partial: false },
+        applied.content,
+        { folder: target.folder, name: target.name },
+      );
+    } catch (error) {
+      if (error instanceof FileChangeNotRecordedError) throw error;
+      return toolError(describeFsError(error, shown));
+    }
+    return { content, isError: false, fileStates: [{ key, state: stateOf(written, false) }] };
   } finally {
     await target.close();
   }
@@ -96,16 +151,10 @@ async function editOpened(
   const applied = applyEdits(
     toLf(original),
     edits.map((edit) => ({ ...edit, old_string: toLf(edit.old_string), new_string: toLf(edit.new_string) })),
-    shown,
   );
   if (!applied.ok) return failed(applied.index, applied.error);
 
-  const snippet = editSnippet(applied.content, applied.changes);
-  const counts = summary(edits.length, applied.replacements);
-  const content =
-    snippet === ''
-      ? `The file ${shown} has been updated${counts}. It is now empty.`
-      : `The file ${shown} has been updated${counts}. Here's the result of running \`cat -n\` on a snippet of the edited file:\n${snippet}`;
+  const content = updatedMessage(shown, edits.length, applied.content, applied.changes, applied.replacements);
   // An edit shows the model only the changed regions, so a partial read stays partial.
   const partial = recorded?.partial ?? false;
   let written;
@@ -121,6 +170,21 @@ async function editOpened(
     return toolError(describeFsError(error, shown));
   }
   return { content, isError: false, fileStates: [{ key, state: stateOf(written, partial) }] };
+}
+
+/** What the model is told of a successful edit: a `cat -n` snippet of the changed regions. */
+function updatedMessage(
+  shown: string,
+  editCount: number,
+  text: string,
+  changes: readonly ChangedSpan[],
+  replacements: number,
+): string {
+  const snippet = editSnippet(text, changes);
+  const counts = summary(editCount, replacements);
+  return snippet === ''
+    ? `The file ${shown} has been updated${counts}. It is now empty.`
+    : `The file ${shown} has been updated${counts}. Here's the result of running \`cat -n\` on a snippet of the edited file:\n${snippet}`;
 }
 
 /** '' for one edit making one replacement (Claude Code's plain message), else the counts. */
