@@ -44,18 +44,12 @@ const GAP = {
   missingFile:
     'a missing file: Claude Code adds "Note: your current working directory is <ws>."; durable-agent names the file and suggests a near one',
   missingDir: 'a missing path: Claude Code adds "Note: your current working directory is <ws>."',
-  validation:
-    'invalid input: Claude Code says "<tool_use_error>InputValidationError: X failed due to the following issue: The required parameter `f` is missing" (or "type is expected as"); durable-agent words it after zod',
   writeDone:
     'Write: Claude Code ends "(file state is current in your context — no need to Read it back)"; durable-agent "(N lines)"',
   writeAbsolute:
     'Write: Claude Code echoes the path as given (absolute), durable-agent the workspace-relative one; and the ending differs',
   editDone:
     'Edit: Claude Code says "updated successfully. (file state is current …)"; durable-agent shows a cat -n snippet',
-  editError:
-    'Edit errors: Claude Code wraps them in <tool_use_error>…</tool_use_error>, and the wording differs a little',
-  editCreate:
-    'Edit with an empty old_string on a new file: Claude Code creates the file; durable-agent refuses (use Write)',
   grepCount: 'Grep count: "Found N total occurrences across M files." against durable-agent\'s "N matching lines"',
   grepSingleFile:
     'Grep content on one file: Claude Code leaves the file name out of each line (and its pagination note is shorter)',
@@ -67,8 +61,6 @@ const GAP = {
     'Bash long output: Claude Code keeps it in a file and shows a <persisted-output> preview; durable-agent cuts it inline',
   bashTimeoutMax: 'Bash timeout above the maximum: Claude Code clamps it silently; durable-agent refuses the call',
   bashBackground: 'Bash run_in_background: durable-agent has no background commands and refuses the parameter',
-  unknownTool:
-    'an unknown tool: Claude Code "<tool_use_error>Error: No such tool available: X</tool_use_error>"; durable-agent lists its tools',
 } as const;
 
 export const KNOWN_GAPS: Record<string, string> = {
@@ -89,17 +81,6 @@ export const KNOWN_GAPS: Record<string, string> = {
   'two-calls-one-reply': `${GAP.readLastLine}; ${GAP.missingFile}`,
   'glob-path-missing': GAP.missingDir,
   'grep-path-missing': GAP.missingDir,
-  'read-missing-file_path': GAP.validation,
-  'read-offset-wrong-type': GAP.validation,
-  'write-missing-content': GAP.validation,
-  'write-content-wrong-type': GAP.validation,
-  'edit-missing-old_string': GAP.validation,
-  'edit-replace_all-wrong-type': GAP.validation,
-  'glob-missing-pattern': GAP.validation,
-  'grep-missing-pattern': GAP.validation,
-  'grep-wrong-mode': GAP.validation,
-  'bash-missing-command': GAP.validation,
-  'bash-timeout-wrong-type': GAP.validation,
   'write-new-file': GAP.writeDone,
   'write-new-nested': GAP.writeDone,
   'write-existing-after-read': GAP.writeDone,
@@ -111,11 +92,7 @@ export const KNOWN_GAPS: Record<string, string> = {
   'edit-delete-text': GAP.editDone,
   'edit-absolute': GAP.editDone,
   'edit-crlf': GAP.editDone,
-  'edit-not-found': GAP.editError,
-  'edit-not-unique': GAP.editError,
-  'edit-replace-all-false': GAP.editError,
-  'edit-same-strings': GAP.editError,
-  'edit-create-empty-old': GAP.editCreate,
+  'edit-create-empty-old': GAP.editDone,
   'grep-count': GAP.grepCount,
   'grep-count-glob': GAP.grepCount,
   'grep-A': GAP.grepSingleFile,
@@ -133,7 +110,6 @@ export const KNOWN_GAPS: Record<string, string> = {
   'bash-long-output': GAP.bashLongOutput,
   'bash-timeout-too-large': GAP.bashTimeoutMax,
   'bash-run-in-background': GAP.bashBackground,
-  'unknown-tool': GAP.unknownTool,
 };
 
 const noTodoWrite =
