@@ -12,7 +12,7 @@ let session: ToolSession;
 const run = (name: string, input: unknown) => session.seen(name, input);
 const ok = (...lines: string[]) => ({ isError: false, content: lines.join('\n') });
 const error = (...lines: string[]) => ({ isError: true, content: lines.join('\n') });
-/** Edit and MultiEdit errors come inside <tool_use_error>, as Claude Code's do. */
+/** Edit and MultiEdit errors, and Write's refusals, come inside <tool_use_error>, as Claude Code's do. */
 const editError = (...lines: string[]) => error(`<tool_use_error>${lines.join('\n')}</tool_use_error>`);
 const SNIPPET = "Here's the result of running `cat -n` on a snippet of the edited file:";
 const NOT_READ = 'File has not been read yet. Read it first before writing to it.';
@@ -28,7 +28,7 @@ afterAll(async () => {
 
 describe('golden: Write, Edit and MultiEdit, in sequence', () => {
   it('1. refuses to change a file before it is read', async () => {
-    expect(await run('Write', { file_path: 'src/index.ts', content: 'x' })).toEqual(error(NOT_READ));
+    expect(await run('Write', { file_path: 'src/index.ts', content: 'x' })).toEqual(editError(NOT_READ));
     expect(await run('Edit', { file_path: 'src/index.ts', old_string: 'a', new_string: 'b' })).toEqual(
       editError(NOT_READ),
     );
@@ -159,6 +159,6 @@ describe('golden: Write, Edit and MultiEdit, in sequence', () => {
     expect(await run('Edit', { file_path: 'src/new/feature.ts', old_string: 'true', new_string: 'false' })).toEqual(
       ok(`The file src/new/feature.ts has been updated. ${SNIPPET}`, '     1\texport const feature = false;'),
     );
-    expect(await run('Write', { file_path: 'README.md', content: 'x' })).toEqual(error(NOT_READ));
+    expect(await run('Write', { file_path: 'README.md', content: 'x' })).toEqual(editError(NOT_READ));
   });
 });

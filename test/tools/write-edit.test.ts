@@ -1,4 +1,4 @@
-import { readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { fileStateKey } from '../../src/shared/file-state';
 import { ToolSession, tempWorkspace } from './support/session';
@@ -7,6 +7,8 @@ let workspace: string;
 let session: ToolSession;
 const run = (name: string, input: unknown) => session.seen(name, input);
 const contents = (file: string) => readFile(path.join(workspace, file), 'utf8');
+/** A refusal before anything is written, inside <tool_use_error> as Claude Code sends it. */
+const refusal = (text: string) => ({ isError: true, content: `<tool_use_error>${text}</tool_use_error>` });
 const NOT_READ = 'File has not been read yet. Read it first before writing to it.';
 const MODIFIED =
   'File has been modified since read, either by the user or by a linter. Read it again before attempting to write it.';
@@ -52,7 +54,7 @@ describe('Write', () => {
 
   it('refuses to overwrite a file the session has not read, then allows it after a Read', async () => {
     await writeFile(path.join(workspace, 'old.txt'), 'precious\n');
-    expect(await run('Write', { file_path: 'old.txt', content: 'x' })).toEqual({ isError: true, content: NOT_READ });
+    expect(await run('Write', { file_path: 'old.txt', content: 'x' })).toEqual(refusal(NOT_READ));
     expect(await contents('old.txt')).toBe('precious\n');
     await run('Read', { file_path: 'old.txt' });
     expect((await run('Write', { file_path: './old.txt', content: 'x' })).isError).toBe(false);
@@ -63,14 +65,21 @@ describe('Write', () => {
     await writeFile(path.join(workspace, 'f.txt'), 'one\n');
     await run('Read', { file_path: 'f.txt' });
     await changeOnDisk('f.txt', 'two\n');
-    expect(await run('Write', { file_path: 'f.txt', content: 'x' })).toEqual({ isError: true, content: MODIFIED });
+    expect(await run('Write', { file_path: 'f.txt', content: 'x' })).toEqual(refusal(MODIFIED));
     await run('Read', { file_path: 'f.txt' });
     // Same mtime as recorded, different size: still a change.
     const info = await stat(path.join(workspace, 'f.txt'));
     await writeFile(path.join(workspace, 'f.txt'), 'three\n');
     await utimes(path.join(workspace, 'f.txt'), info.atime, info.mtime);
-    expect(await run('Write', { file_path: 'f.txt', content: 'x' })).toEqual({ isError: true, content: MODIFIED });
+    expect(await run('Write', { file_path: 'f.txt', content: 'x' })).toEqual(refusal(MODIFIED));
     expect(await contents('f.txt')).toBe('three\n');
+  });
+
+  it('refuses a folder as Claude Code does', async () => {
+    await mkdir(path.join(workspace, 'src'));
+    expect(await run('Write', { file_path: 'src', content: 'x' })).toEqual(
+      refusal('src is a directory, not a file. To create a file inside it, include the file name in file_path.'),
+    );
   });
 
   it('refuses to write over a directory or through a file', async () => {
