@@ -13,13 +13,7 @@ import type { SessionInput, State as SessionState } from '../src/shared/session'
 import type { Terminal, TerminalReason } from '../src/shared/terminal';
 import { TODO_WRITE_RESULT, todoWriteTool } from '../src/shared/tools/todo-write';
 import { classifyToolUse } from '../src/shared/tool-definition';
-import {
-  TOOL_DEFINITIONS,
-  fileStateKeysFor,
-  formatInputValidationError,
-  getToolDefinition,
-  parseErrorOptions,
-} from '../src/shared/tools';
+import { TOOL_DEFINITIONS, fileStateKeysFor, formatInputValidationError, getToolDefinition } from '../src/shared/tools';
 import type { PendingBlock } from '../src/shared/transcript';
 
 type Activities = ReturnType<typeof createActivities>;
@@ -241,13 +235,8 @@ async function gateAndRun(gate: Gate, effects: Effects, toolUse: ToolUseBlock): 
     ...(isError ? { is_error: true } : {}),
   });
   if (toolUse.name === todoWriteTool.name) {
-    const parsed = todoWriteTool.inputSchema.safeParse(toolUse.input, parseErrorOptions);
-    if (!parsed.success) {
-      return inline(
-        formatInputValidationError(todoWriteTool.name, todoWriteTool.inputSchema, parsed.error.issues),
-        true,
-      );
-    }
+    const parsed = todoWriteTool.inputSchema.safeParse(toolUse.input);
+    if (!parsed.success) return inline(formatInputValidationError(todoWriteTool.name, parsed.error), true);
     effects.todos = parsed.data.todos;
     return inline(TODO_WRITE_RESULT, false);
   }

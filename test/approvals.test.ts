@@ -14,7 +14,15 @@ import {
   uniqueTaskQueue,
   waitFor,
 } from './support/harness';
-import { editCall, readCall, toolResultFor, withScriptedJob, terminalOf } from './support/jobs';
+import {
+  editCall,
+  readCall,
+  resultText,
+  terminalOf,
+  toolResultFor,
+  toolResultsOf,
+  withScriptedJob,
+} from './support/jobs';
 
 const read = readCall;
 const edit = (id: string, from: string, to: string) => editCall(id, 'app.txt', from, to);
@@ -187,7 +195,12 @@ describe('permissions and durable approvals', () => {
     expect(run.terminal.todos).toEqual(todos);
     expect(toolResultFor(run.server, 'td1')).not.toContain('is_error');
     expect(toolResultFor(run.server, 'td2')).toContain('"is_error":true');
-    expect(toolResultFor(run.server, 'td2')).toContain('status');
+    // Worded as Claude Code words a bad input.
+    expect(resultText(toolResultsOf(run.server, 2).find((block) => block.tool_use_id === 'td2'))).toBe(
+      '<tool_use_error>InputValidationError: TodoWrite failed due to the following issues:\n' +
+        'The required parameter `todos[0].activeForm` is missing\n' +
+        'The parameter `todos[0].status` is invalid: Invalid option: expected one of "pending"|"in_progress"|"completed"</tool_use_error>',
+    );
     // The model is offered the tool.
     const offered = (run.server.requests[0]?.body as { tools: Array<{ name: string }> }).tools.map((t) => t.name);
     expect(offered).toContain('TodoWrite');

@@ -160,7 +160,9 @@ describe("run's json and stream-json read as claude -p's", () => {
       expect(out[0]?.tools).not.toContain('Bash');
       const bash = out.find((line) => line.type === 'user' && line.message.content[0].tool_use_id === 'b1');
       expect(bash?.message.content[0]).toMatchObject({ is_error: true });
-      expect(bash?.message.content[0].content).toMatch(/^No such tool available: Bash\./);
+      expect(bash?.message.content[0].content).toBe(
+        '<tool_use_error>Error: No such tool available: Bash</tool_use_error>',
+      );
       expect(out.some((line) => line.subtype === 'permission_denied')).toBe(false);
       expect(out[out.length - 1]).toMatchObject({ type: 'result', permission_denials: [] });
     },

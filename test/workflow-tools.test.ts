@@ -376,14 +376,17 @@ describe('workflow: tool scheduling', () => {
         'toolu_bad_bash',
       ]);
       expect(results.map((r) => r.is_error === true)).toEqual([true, true, true, false, true]);
-      // A tool the job does not offer is answered before hooks and rules, with the ones it does.
-      expect(resultText(results[0])).toMatch(/^No such tool available: Frobnicate\. Available tools: Bash, /);
-      expect(resultText(results[1])).toMatch(/InputValidationError: file_path/);
-      expect(resultText(results[2])).toMatch(/"path": unknown parameter/);
-      expect(resultText(results[2])).toMatch(/file_path: required field is missing/);
+      // A tool the job does not offer is answered before hooks and rules, in Claude Code's words.
+      expect(resultText(results[0])).toBe('<tool_use_error>Error: No such tool available: Frobnicate</tool_use_error>');
+      expect(resultText(results[1])).toContain('The parameter `file_path` type is expected as `string`');
+      expect(resultText(results[2])).toBe(
+        '<tool_use_error>InputValidationError: Read failed due to the following issues:\n' +
+          'The required parameter `file_path` is missing\n' +
+          'An unexpected parameter `path` was provided</tool_use_error>',
+      );
       expect(resultText(results[3])).toContain('good content');
       // The bad Bash never ran: the validation failure is the whole result.
-      expect(resultText(results[4])).toMatch(/^InputValidationError: timeout/);
+      expect(resultText(results[4])).toMatch(/^<tool_use_error>InputValidationError: Bash failed[^]*`timeout`/);
       expect(resultText(results[4])).not.toMatch(/^hi$/m);
     });
   });

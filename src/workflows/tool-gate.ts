@@ -11,7 +11,9 @@ import type { Denial } from '../shared/terminal';
 import { TODO_WRITE_RESULT, todoWriteTool } from '../shared/tools/todo-write';
 import type { TodoItem } from '../shared/tools/todo-write';
 import { fileStateKeysFor } from '../shared/tools';
-import { formatInputValidationError, parseErrorOptions } from '../shared/tools/input-validation-error';
+import { formatInputValidationError } from '../shared/tools/input-validation-error';
+import { legacyInputValidationError, legacyParseErrorOptions } from '../shared/tools/legacy-input-validation-error';
+import { noSuchToolError } from '../shared/tools/tool-use-error';
 import type { RunHooksResult } from '../shared/hooks';
 import type { HookRunner } from './hooks-phase';
 import type { FinishedCall } from './run-tools';
@@ -54,6 +56,12 @@ export interface GateContext {
  */
 export const UNOFFERED_TOOL_PATCH = 'unoffered-tool';
 
+/**
+ * Guards Claude Code's wording of the errors the workflow answers itself (a tool not offered, a bad
+ * TodoWrite input), `<tool_use_error>` included: jobs recorded before it keep the answers they gave.
+ */
+export const TOOL_USE_ERROR_PATCH = 'tool-use-error-wording';
+
 export type GatedResult = FinishedCall;
 
 const INPUT_PREVIEW_CHARS = 500;
@@ -66,11 +74,11 @@ const INPUT_PREVIEW_CHARS = 500;
 export async function gateAndRun(toolUse: ToolUseBlock, ctx: GateContext): Promise<GatedResult> {
   // A tool the job did not offer does not exist for it, as for Claude Code: no hook, no rule, no run.
   if (!ctx.offered.includes(toolUse.name) && patched(UNOFFERED_TOOL_PATCH)) {
-    return inline(
-      toolUse.id,
-      `No such tool available: ${toolUse.name}. Available tools: ${ctx.offered.join(', ') || 'none'}.`,
-      true,
-    );
+    // The model has the offered tools in its request; the answer needs no list of them.
+    const answer = patched(TOOL_USE_ERROR_PATCH)
+      ? noSuchToolError(toolUse.name)
+      : `No such tool available: ${toolUse.name}. Available tools: ${ctx.offered.join(', ') || 'none'}.`;
+    return inline(toolUse.id, answer, true);
   }
   // Claude Code runs PreToolUse hooks before the permission check; their verdict shapes it.
   const pre = ctx.hooks ? await ctx.hooks.pre(toolUse) : undefined;
@@ -234,13 +242,14 @@ async function askPerson(toolUse: ToolUseBlock, reason: string, ctx: GateContext
 }
 
 function todoWrite(toolUse: ToolUseBlock, ctx: GateContext): GatedResult {
-  const parsed = todoWriteTool.inputSchema.safeParse(toolUse.input, parseErrorOptions);
+  const parsed = todoWriteTool.inputSchema.safeParse(toolUse.input);
   if (!parsed.success) {
-    return inline(
-      toolUse.id,
-      formatInputValidationError(todoWriteTool.name, todoWriteTool.inputSchema, parsed.error.issues),
-      true,
-    );
+    if (patched(TOOL_USE_ERROR_PATCH)) {
+      return inline(toolUse.id, formatInputValidationError(todoWriteTool.name, parsed.error), true);
+    }
+    const legacy = todoWriteTool.inputSchema.safeParse(toolUse.input, legacyParseErrorOptions);
+    const issues = legacy.success ? parsed.error.issues : legacy.error.issues;
+    return inline(toolUse.id, legacyInputValidationError(todoWriteTool.name, todoWriteTool.inputSchema, issues), true);
   }
   ctx.effects.todos = parsed.data.todos;
   return inline(toolUse.id, TODO_WRITE_RESULT, false);

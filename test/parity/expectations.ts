@@ -34,12 +34,6 @@ export const INTENDED: Record<string, string> = {
 
 /** Why each known gap differs, by cause; the scenarios below refer to these. */
 const GAP = {
-  validation:
-    'invalid input: Claude Code says "<tool_use_error>InputValidationError: X failed due to the following issue: The required parameter `f` is missing" (or "type is expected as"); durable-agent words it after zod',
-  editError:
-    'Edit errors: Claude Code wraps them in <tool_use_error>…</tool_use_error>, and the wording differs a little',
-  editCreate:
-    'Edit with an empty old_string on a new file: Claude Code creates the file; durable-agent refuses (use Write)',
   grepCount:
     'Grep count: Claude Code says "Found N total occurrences", but N counts matching lines (rg -c), so a line with two matches counts once; durable-agent says "N matching lines"',
   rgVersion:
@@ -49,35 +43,15 @@ const GAP = {
   bashLongFailure:
     'Bash failure with long output: Claude Code keeps the first 30,000 characters (and says nothing of the rest), then shows the first and last 5,000 of its result around "... [N characters truncated] ..."; durable-agent shows all 30,000 and says how many more there were',
   bashBackground: 'Bash run_in_background: durable-agent has no background commands and refuses the parameter',
-  unknownTool:
-    'an unknown tool: Claude Code "<tool_use_error>Error: No such tool available: X</tool_use_error>"; durable-agent lists its tools',
 } as const;
 
 export const KNOWN_GAPS: Record<string, string> = {
-  'edit-missing-file': GAP.editError,
-  'read-missing-file_path': GAP.validation,
-  'read-offset-wrong-type': GAP.validation,
-  'write-missing-content': GAP.validation,
-  'write-content-wrong-type': GAP.validation,
-  'edit-missing-old_string': GAP.validation,
-  'edit-replace_all-wrong-type': GAP.validation,
-  'glob-missing-pattern': GAP.validation,
-  'grep-missing-pattern': GAP.validation,
-  'grep-wrong-mode': GAP.validation,
-  'bash-missing-command': GAP.validation,
-  'bash-timeout-wrong-type': GAP.validation,
-  'edit-not-found': GAP.editError,
-  'edit-not-unique': GAP.editError,
-  'edit-replace-all-false': GAP.editError,
-  'edit-same-strings': GAP.editError,
-  'edit-create-empty-old': GAP.editCreate,
   'grep-count': GAP.grepCount,
   'grep-count-glob': GAP.grepCount,
   'grep-invalid-regex': GAP.rgVersion,
   'bash-timeout': GAP.bashTimeout,
   'bash-long-output-fail': GAP.bashLongFailure,
   'bash-run-in-background': GAP.bashBackground,
-  'unknown-tool': GAP.unknownTool,
 };
 
 const noTodoWrite =

@@ -365,12 +365,21 @@ const scenarios: Scenario[] = [
   },
   {
     // Bash left out of the offered tools (`--disallowedTools Bash`): a call of it is answered
-    // "No such tool available" before hooks and rules (patched('unoffered-tool')).
+    // "No such tool available" before hooks and rules (patched('unoffered-tool')); that answer and
+    // a bad TodoWrite input's, which the workflow gives itself, in Claude Code's words
+    // (patched('tool-use-error-wording')).
     name: 'unoffered-tool',
-    input: { tools: ['Read', 'Grep', 'Glob'] },
+    input: { tools: ['Read', 'Grep', 'Glob', 'TodoWrite'] },
     session: {
       replies: [
-        { content: [text('Looking.'), bash('u1', 'cat src/auth/login.ts'), read('u2')] },
+        {
+          content: [
+            text('Looking.'),
+            bash('u1', 'cat src/auth/login.ts'),
+            read('u2'),
+            { type: 'tool_use' as const, id: 'u3', name: 'TodoWrite', input: { todos: [{ content: 'Read it' }] } },
+          ],
+        },
         { content: [text('It checks that the user name is not empty.')] },
       ],
     },

@@ -47,31 +47,23 @@ function referenceSpans(content: string, edits: readonly EditOperation[]): { tex
 describe('applyEdits', () => {
   it('applies edits in order, each on the previous result', () => {
     expect(
-      applyEdits(
-        'alpha beta gamma',
-        [
-          { old_string: 'beta', new_string: 'BETA' },
-          { old_string: 'BETA gamma', new_string: 'delta' },
-        ],
-        'f',
-      ),
+      applyEdits('alpha beta gamma', [
+        { old_string: 'beta', new_string: 'BETA' },
+        { old_string: 'BETA gamma', new_string: 'delta' },
+      ]),
     ).toEqual({ ok: true, content: 'alpha delta', replacements: 2, changes: [{ start: 6, end: 11 }] });
   });
 
   it('stops at the first failing edit and names its index', () => {
-    const result = applyEdits(
-      'a b a',
-      [
-        { old_string: 'b', new_string: 'c' },
-        { old_string: 'a', new_string: 'x' },
-      ],
-      'f',
-    );
+    const result = applyEdits('a b a', [
+      { old_string: 'b', new_string: 'c' },
+      { old_string: 'a', new_string: 'x' },
+    ]);
     expect(result).toMatchObject({ ok: false, index: 1, error: expect.stringContaining('Found 2 matches') });
-    expect(applyEdits('abc', [{ old_string: 'zz', new_string: 'y' }], 'f.txt')).toMatchObject({
+    expect(applyEdits('abc', [{ old_string: 'zz', new_string: 'y' }])).toMatchObject({
       ok: false,
       index: 0,
-      error: expect.stringContaining('String to replace not found in f.txt'),
+      error: 'String to replace not found in file.\nString: zz',
     });
   });
 
@@ -87,7 +79,7 @@ describe('applyEdits', () => {
         new_string: pick('abXY\n', 4),
         replace_all: next() < 0.5,
       }));
-      const result = applyEdits(content, edits, 'f');
+      const result = applyEdits(content, edits);
       if (!result.ok) continue;
       const reference = referenceSpans(content, edits);
       expect(result.content).toBe(reference.text);

@@ -152,6 +152,22 @@ function withField(input: Record<string, unknown>, field: string, value: unknown
   return copy;
 }
 
+/**
+ * The parameters an InputValidationError names (dotted, `input` for the input as a whole): those
+ * of its lines, or of the issues it passes on as JSON.
+ */
+function namedFields(content: string): string[] {
+  const body = /^<tool_use_error>InputValidationError: ([\s\S]*)<\/tool_use_error>$/.exec(content)?.[1] ?? '';
+  const dotted = (at: readonly unknown[]) => at.map(String).join('.') || 'input';
+  if (body.startsWith('[')) {
+    const issues = JSON.parse(body) as { path: unknown[]; keys?: string[] }[];
+    return issues.flatMap((issue) =>
+      issue.keys ? issue.keys.map((key) => dotted([...issue.path, key])) : [dotted(issue.path)],
+    );
+  }
+  return [...body.matchAll(/`([^`]*)`/g)].map((match) => (match[1] ?? '').replace(/\[(\d+)\]/g, '.$1') || 'input');
+}
+
 /** [tool, label, input, field the message must name]. */
 type Case = [string, string, unknown, string];
 
@@ -173,24 +189,25 @@ function corpus(): Case[] {
       [name, 'the input is a string', 'a.txt', 'input'],
       [name, 'the input is a number', 7, 'input'],
       [name, 'the input is an array of the valid input', [tool.valid], 'input'],
-      [name, 'the input is deeply nested', deeplyNested(5000), '"nested"'],
-      [name, 'an extra field', { ...tool.valid, extra: 1 }, '"extra"'],
-      [name, 'an extra field with a huge value', { ...tool.valid, junk: TWENTY_MB }, '"junk"'],
+      [name, 'the input is deeply nested', deeplyNested(5000), 'nested'],
+      [name, 'an extra field', { ...tool.valid, extra: 1 }, 'extra'],
+      [name, 'an extra field with a huge value', { ...tool.valid, junk: TWENTY_MB }, 'junk'],
       [
         name,
         'a __proto__ key',
         JSON.parse(`{"__proto__": {"polluted": true}, ${JSON.stringify(tool.valid).slice(1)}`),
-        '"__proto__"',
+        '__proto__',
       ],
-      [name, 'a constructor key', { ...tool.valid, constructor: 'x' }, '"constructor"'],
-      [name, 'an extra field with NUL in its name', { ...tool.valid, 'a\0b': 1 }, '"a\\u0000b"'],
+      [name, 'a constructor key', { ...tool.valid, constructor: 'x' }, 'constructor'],
+      // A name is shown with its invisible characters spelled out.
+      [name, 'an extra field with NUL in its name', { ...tool.valid, 'a\0b': 1 }, 'a\\u{0}b'],
     );
   }
   cases.push([
     'MultiEdit',
     'an edit with an extra field',
     { file_path: 'a.txt', edits: [{ old_string: 'x', new_string: 'y', replace: true }] },
-    'edits.0: "replace"',
+    'edits.0.replace',
   ]);
   cases.push([
     'MultiEdit',
@@ -242,9 +259,9 @@ describe('malformed input corpus', () => {
     const before = await snapshot(root);
     const result = await executeTool(name, input, ctx);
     expect(result.isError).toBe(true);
-    expect(result.content).toMatch(/^InputValidationError: /);
-    expect(result.content).toContain(`InputValidationError: ${field}`);
-    expect(result.content).toMatch(new RegExp(`Fix the input and call ${name} again\\.$`));
+    expect(result.content).toMatch(/^<tool_use_error>InputValidationError: [\s\S]*<\/tool_use_error>$/);
+    // The field, or a part of it (`edits.0` for a bad entry of `edits`).
+    expect(namedFields(result.content).some((named) => named === field || named.startsWith(`${field}.`))).toBe(true);
     expect(result.content.length).toBeLessThan(2000);
     expect(result.fileStates).toBeUndefined();
     expect(await snapshot(root)).toEqual(before);

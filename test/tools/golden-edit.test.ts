@@ -12,6 +12,8 @@ let session: ToolSession;
 const run = (name: string, input: unknown) => session.seen(name, input);
 const ok = (...lines: string[]) => ({ isError: false, content: lines.join('\n') });
 const error = (...lines: string[]) => ({ isError: true, content: lines.join('\n') });
+/** Edit and MultiEdit errors, and Write's refusals, come inside <tool_use_error>, as Claude Code's do. */
+const editError = (...lines: string[]) => error(`<tool_use_error>${lines.join('\n')}</tool_use_error>`);
 const SNIPPET = "Here's the result of running `cat -n` on a snippet of the edited file:";
 const CURRENT = ' (file state is current in your context — no need to Read it back)';
 const NOT_READ = 'File has not been read yet. Read it first before writing to it.';
@@ -27,11 +29,13 @@ afterAll(async () => {
 
 describe('golden: Write, Edit and MultiEdit, in sequence', () => {
   it('1. refuses to change a file before it is read', async () => {
-    expect(await run('Write', { file_path: 'src/index.ts', content: 'x' })).toEqual(error(NOT_READ));
-    expect(await run('Edit', { file_path: 'src/index.ts', old_string: 'a', new_string: 'b' })).toEqual(error(NOT_READ));
+    expect(await run('Write', { file_path: 'src/index.ts', content: 'x' })).toEqual(editError(NOT_READ));
+    expect(await run('Edit', { file_path: 'src/index.ts', old_string: 'a', new_string: 'b' })).toEqual(
+      editError(NOT_READ),
+    );
     expect(
       await run('MultiEdit', { file_path: 'src/index.ts', edits: [{ old_string: 'a', new_string: 'b' }] }),
-    ).toEqual(error(NOT_READ));
+    ).toEqual(editError(NOT_READ));
     await run('Read', { file_path: 'src/index.ts' });
   });
 
@@ -56,19 +60,16 @@ describe('golden: Write, Edit and MultiEdit, in sequence', () => {
     expect(
       await run('Edit', { file_path: 'src/index.ts', old_string: 'export function', new_string: 'function' }),
     ).toEqual(
-      error(
-        'Found 3 matches of the string to replace, but replace_all is false. To replace all occurrences, set replace_all to true. To replace only one occurrence, provide more surrounding context to uniquely identify the instance.',
+      editError(
+        'Found 3 matches of the string to replace, but replace_all is false. To replace all occurrences, set replace_all to true. To replace only one occurrence, please provide more context to uniquely identify the instance.',
         'String: export function',
       ),
     );
     expect(await run('Edit', { file_path: 'src/index.ts', old_string: 'nope', new_string: 'x' })).toEqual(
-      error(
-        'String to replace not found in src/index.ts. old_string must match the file exactly, including whitespace and indentation; Read the file again and copy the text.',
-        'String: nope',
-      ),
+      editError('String to replace not found in file.', 'String: nope'),
     );
     expect(await run('Edit', { file_path: 'docs/guide.md', old_string: 'x', new_string: 'x' })).toEqual(
-      error('No changes to make: old_string and new_string are exactly the same.'),
+      editError('No changes to make: old_string and new_string are exactly the same.'),
     );
   });
 
@@ -107,8 +108,8 @@ describe('golden: Write, Edit and MultiEdit, in sequence', () => {
         ],
       }),
     ).toEqual(
-      error(
-        'Edit 2 of 2 (edits[1]) failed: String to replace not found in src/index.ts. old_string must match the file exactly, including whitespace and indentation; Read the file again and copy the text.',
+      editError(
+        'Edit 2 of 2 (edits[1]) failed: String to replace not found in file.',
         'String: assist',
         'No edit was applied: the file is unchanged.',
       ),
@@ -126,6 +127,6 @@ describe('golden: Write, Edit and MultiEdit, in sequence', () => {
     expect(await run('Edit', { file_path: 'src/new/feature.ts', old_string: 'true', new_string: 'false' })).toEqual(
       ok(`The file src/new/feature.ts has been updated successfully.${CURRENT}`),
     );
-    expect(await run('Write', { file_path: 'README.md', content: 'x' })).toEqual(error(NOT_READ));
+    expect(await run('Write', { file_path: 'README.md', content: 'x' })).toEqual(editError(NOT_READ));
   });
 });

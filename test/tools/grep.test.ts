@@ -212,7 +212,7 @@ describe('Grep takes the inputs Claude Code takes', () => {
     );
     const fraction = await grep({ pattern: 'foo', head_limit: '1.5' });
     expect(fraction.isError).toBe(true);
-    expect(fraction.content).toContain('InputValidationError: head_limit:');
+    expect(fraction.content).toContain('The parameter `head_limit` type is expected as `number`');
     expect((await grep({ pattern: 'foo', '-i': 'yes' })).isError).toBe(true);
   });
 });

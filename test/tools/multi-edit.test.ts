@@ -20,6 +20,27 @@ afterEach(async () => {
 });
 
 describe('MultiEdit', () => {
+  it('creates a missing file when the first edit has an empty old_string, and only if every edit applies', async () => {
+    const failing = await run({
+      file_path: 'lib/new.js',
+      edits: [
+        { old_string: '', new_string: 'let a = 1;\n' },
+        { old_string: 'nope', new_string: 'x' },
+      ],
+    });
+    expect(failing.content).toMatch(/^<tool_use_error>Edit 2 of 2 \(edits\[1\]\) failed: String to replace not found/);
+    await expect(stat(path.join(workspace, 'lib'))).rejects.toThrow();
+    const created = await run({
+      file_path: 'lib/new.js',
+      edits: [
+        { old_string: '', new_string: 'let a = 1;\n' },
+        { old_string: 'let', new_string: 'const' },
+      ],
+    });
+    expect(created.isError).toBe(false);
+    expect(await contents('lib/new.js')).toBe('const a = 1;\n');
+  });
+
   it('applies edits in order, each on the result of the previous one, and shows the result', async () => {
     const result = await run({
       file_path: 'app.js',
@@ -48,7 +69,7 @@ describe('MultiEdit', () => {
           { old_string: 'greet', new_string: 'welcome' },
           { old_string: 'greet', new_string: 'x' },
         ],
-        'Edit 2 of 2 (edits[1]) failed: String to replace not found in app.js.',
+        '<tool_use_error>Edit 2 of 2 (edits[1]) failed: String to replace not found in file.',
       ],
       [
         [
@@ -74,7 +95,9 @@ describe('MultiEdit', () => {
       const result = await run({ file_path: 'app.js', edits });
       expect(result.isError).toBe(true);
       expect(result.content).toContain(message);
-      if (edits.length > 1) expect(result.content).toMatch(/No edit was applied: the file is unchanged\.$/);
+      expect(result.content).toMatch(/^<tool_use_error>[^]*<\/tool_use_error>$/);
+      if (edits.length > 1)
+        expect(result.content).toMatch(/No edit was applied: the file is unchanged\.<\/tool_use_error>$/);
     }
     expect(await contents('app.js')).toBe(ORIGINAL);
     expect((await stat(path.join(workspace, 'app.js'))).mtimeMs).toBe(before.mtimeMs);
@@ -96,7 +119,7 @@ describe('MultiEdit', () => {
     await writeFile(path.join(workspace, 'other.js'), 'a\n');
     expect(await run({ file_path: 'other.js', edits: [{ old_string: 'a', new_string: 'b' }] })).toEqual({
       isError: true,
-      content: 'File has not been read yet. Read it first before writing to it.',
+      content: '<tool_use_error>File has not been read yet. Read it first before writing to it.</tool_use_error>',
     });
     const later = Date.now() / 1000 + 10;
     await utimes(path.join(workspace, 'app.js'), later, later);
@@ -130,7 +153,7 @@ describe('MultiEdit', () => {
     expect(await contents('win.txt')).toBe('1\r\n2\r\n3\r\n');
     expect(await run({ file_path: 'nope.js', edits: [{ old_string: 'a', new_string: 'b' }] })).toEqual({
       isError: true,
-      content: `File does not exist. Note: your current working directory is ${workspace}.`,
+      content: `<tool_use_error>File does not exist. Note: your current working directory is ${workspace}.</tool_use_error>`,
     });
   });
 

@@ -86,7 +86,7 @@ describe('Read records the file state', () => {
     await symlink(path.join(workspace, 'ten.txt'), path.join(workspace, 'alias.txt'));
     await session.run('Read', { file_path: 'alias.txt' });
     expect((await session.run('Edit', { file_path: 'ten.txt', old_string: '10', new_string: 'ten' })).content).toBe(
-      'File has not been read yet. Read it first before writing to it.',
+      '<tool_use_error>File has not been read yet. Read it first before writing to it.</tool_use_error>',
     );
   });
 });

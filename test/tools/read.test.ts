@@ -312,7 +312,9 @@ describe('Read as Claude Code reads', () => {
       },
       document,
     ]);
-    expect((await read({ file_path: 'doc.pdf', pages: '1-30' })).content).toContain('InputValidationError: pages:');
+    expect((await read({ file_path: 'doc.pdf', pages: '1-30' })).content).toMatch(
+      /^<tool_use_error>InputValidationError: [^]*"path": \[\s*"pages"\s*\][^]*must be a page or a page range/,
+    );
     await writeFile(path.join(workspace, 'not.pdf'), 'hello');
     expect((await read({ file_path: 'not.pdf' })).content).toContain('is not a PDF');
   });

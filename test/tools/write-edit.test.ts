@@ -1,4 +1,4 @@
-import { readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { fileStateKey } from '../../src/shared/file-state';
 import { ToolSession, tempWorkspace } from './support/session';
@@ -7,6 +7,8 @@ let workspace: string;
 let session: ToolSession;
 const run = (name: string, input: unknown) => session.seen(name, input);
 const contents = (file: string) => readFile(path.join(workspace, file), 'utf8');
+/** A refusal before anything is written, inside <tool_use_error> as Claude Code sends it. */
+const refusal = (text: string) => ({ isError: true, content: `<tool_use_error>${text}</tool_use_error>` });
 const NOT_READ = 'File has not been read yet. Read it first before writing to it.';
 const MODIFIED =
   'File has been modified since read, either by the user or by a linter. Read it again before attempting to write it.';
@@ -53,7 +55,7 @@ describe('Write', () => {
 
   it('refuses to overwrite a file the session has not read, then allows it after a Read', async () => {
     await writeFile(path.join(workspace, 'old.txt'), 'precious\n');
-    expect(await run('Write', { file_path: 'old.txt', content: 'x' })).toEqual({ isError: true, content: NOT_READ });
+    expect(await run('Write', { file_path: 'old.txt', content: 'x' })).toEqual(refusal(NOT_READ));
     expect(await contents('old.txt')).toBe('precious\n');
     await run('Read', { file_path: 'old.txt' });
     expect((await run('Write', { file_path: './old.txt', content: 'x' })).isError).toBe(false);
@@ -64,14 +66,21 @@ describe('Write', () => {
     await writeFile(path.join(workspace, 'f.txt'), 'one\n');
     await run('Read', { file_path: 'f.txt' });
     await changeOnDisk('f.txt', 'two\n');
-    expect(await run('Write', { file_path: 'f.txt', content: 'x' })).toEqual({ isError: true, content: MODIFIED });
+    expect(await run('Write', { file_path: 'f.txt', content: 'x' })).toEqual(refusal(MODIFIED));
     await run('Read', { file_path: 'f.txt' });
     // Same mtime as recorded, different size: still a change.
     const info = await stat(path.join(workspace, 'f.txt'));
     await writeFile(path.join(workspace, 'f.txt'), 'three\n');
     await utimes(path.join(workspace, 'f.txt'), info.atime, info.mtime);
-    expect(await run('Write', { file_path: 'f.txt', content: 'x' })).toEqual({ isError: true, content: MODIFIED });
+    expect(await run('Write', { file_path: 'f.txt', content: 'x' })).toEqual(refusal(MODIFIED));
     expect(await contents('f.txt')).toBe('three\n');
+  });
+
+  it('refuses a folder as Claude Code does', async () => {
+    await mkdir(path.join(workspace, 'src'));
+    expect(await run('Write', { file_path: 'src', content: 'x' })).toEqual(
+      refusal('src is a directory, not a file. To create a file inside it, include the file name in file_path.'),
+    );
   });
 
   it('refuses to write over a directory or through a file', async () => {
@@ -129,43 +138,67 @@ describe('Edit', () => {
     expect(await contents('code.ts')).toBe('const a = 9;\nconst b = 9;\nconst c = 2;\n');
   });
 
+  // Claude Code's words, each inside <tool_use_error> as Claude Code sends every Edit error.
   it('reports a missing string, identical strings and a missing file', async () => {
-    const missing = await run('Edit', { file_path: 'code.ts', old_string: 'const d', new_string: 'x' });
-    expect(missing).toEqual({
+    expect(await run('Edit', { file_path: 'code.ts', old_string: 'const d', new_string: 'x' })).toEqual({
       isError: true,
-      content: expect.stringContaining('String to replace not found in code.ts'),
+      content: '<tool_use_error>String to replace not found in file.\nString: const d</tool_use_error>',
+    });
+    expect(await run('Edit', { file_path: 'code.ts', old_string: '= 1', new_string: '= 9' })).toEqual({
+      isError: true,
+      content:
+        '<tool_use_error>Found 2 matches of the string to replace, but replace_all is false. To replace all occurrences, set replace_all to true. To replace only one occurrence, please provide more context to uniquely identify the instance.\nString: = 1</tool_use_error>',
     });
     expect(await run('Edit', { file_path: 'code.ts', old_string: 'a', new_string: 'a' })).toEqual({
       isError: true,
-      content: 'No changes to make: old_string and new_string are exactly the same.',
+      content: '<tool_use_error>No changes to make: old_string and new_string are exactly the same.</tool_use_error>',
     });
     const note = `Note: your current working directory is ${workspace}.`;
     expect(await run('Edit', { file_path: 'gone.ts', old_string: 'a', new_string: 'b' })).toEqual({
       isError: true,
-      content: `File does not exist. ${note}`,
+      content: `<tool_use_error>File does not exist. ${note}</tool_use_error>`,
+    });
+    expect(await run('Edit', { file_path: 'code.ts', old_string: '', new_string: 'b' })).toEqual({
+      isError: true,
+      content: '<tool_use_error>Cannot create new file - file already exists.</tool_use_error>',
     });
     expect(await run('Edit', { file_path: 'code.tsx', old_string: 'a', new_string: 'b' })).toEqual({
       isError: true,
-      content: `File does not exist. ${note} Did you mean code.ts?`,
+      content: `<tool_use_error>File does not exist. ${note} Did you mean code.ts?</tool_use_error>`,
     });
-    // Claude Code's Edit would create the file; here Write does, and the model is told so.
-    expect(await run('Edit', { file_path: 'gone.ts', old_string: '', new_string: 'b' })).toEqual({
+    expect(await run('Edit', { file_path: '../outside.ts', old_string: '', new_string: 'b' })).toEqual({
       isError: true,
-      content: `File does not exist. ${note} Use Write to create a new file.`,
+      content: expect.stringMatching(/^<tool_use_error>.*outside the workspace.*<\/tool_use_error>$/),
     });
-    expect((await run('Edit', { file_path: 'code.ts', old_string: '', new_string: 'b' })).isError).toBe(true);
+  });
+
+  it('creates a file that does not exist when old_string is empty, folders included, without a Read', async () => {
+    const created = await run('Edit', { file_path: 'deep/er/new.ts', old_string: '', new_string: 'one\ntwo\n' });
+    expect(created).toEqual({
+      isError: false,
+      content: `The file deep/er/new.ts has been updated successfully.${CURRENT}`,
+    });
+    expect(await contents('deep/er/new.ts')).toBe('one\ntwo\n');
+    // The session wrote every byte: the next edit needs no Read either.
+    expect((await run('Edit', { file_path: 'deep/er/new.ts', old_string: 'two', new_string: '2' })).isError).toBe(
+      false,
+    );
+    expect(await contents('deep/er/new.ts')).toBe('one\n2\n');
+    // An empty old_string and an empty new_string change nothing, so create nothing.
+    expect((await run('Edit', { file_path: 'none.ts', old_string: '', new_string: '' })).isError).toBe(true);
+    await expect(contents('none.ts')).rejects.toThrow();
   });
 
   it('refuses a file never read and one changed since it was read', async () => {
     await writeFile(path.join(workspace, 'unread.ts'), 'x\n');
     expect(await run('Edit', { file_path: 'unread.ts', old_string: 'x', new_string: 'y' })).toEqual({
       isError: true,
-      content: NOT_READ,
+      content: `<tool_use_error>${NOT_READ}</tool_use_error>`,
     });
     await changeOnDisk('code.ts', 'const a = 1;\n');
     expect(await run('Edit', { file_path: 'code.ts', old_string: 'a = 1', new_string: 'a = 2' })).toEqual({
       isError: true,
-      content: MODIFIED,
+      content: `<tool_use_error>${MODIFIED}</tool_use_error>`,
     });
     expect(await contents('code.ts')).toBe('const a = 1;\n');
   });

@@ -27,9 +27,10 @@ const ECHO_CHARS = 500;
 /**
  * Apply `edits` in order, each to the text the previous one produced, with Edit's rules: old_string
  * must differ from new_string and occur exactly once (any number of times with replace_all); an
- * empty old_string only fills an empty file. Stops at the first failing edit, naming its index.
+ * empty old_string only fills an empty text (an empty file, or a file Edit creates). Stops at the
+ * first failing edit, naming its index. The errors are Claude Code's words, where it has them.
  */
-export function applyEdits(content: string, edits: readonly EditOperation[], shown: string): ApplyEditsResult {
+export function applyEdits(content: string, edits: readonly EditOperation[]): ApplyEditsResult {
   let text = content;
   let changes: ChangedSpan[] = [];
   let replacements = 0;
@@ -41,21 +42,22 @@ export function applyEdits(content: string, edits: readonly EditOperation[], sho
     let positions: number[];
     if (edit.old_string === '') {
       if (text !== '') {
+        // An empty old_string asks to create the file (or fill an empty one).
         return fail(
-          'old_string is empty, but the file is not. Give the exact text to replace, or use Write to replace the whole file.',
+          index === 0
+            ? 'Cannot create new file - file already exists.'
+            : 'old_string is empty, but the file is not. Give the exact text to replace, or use Write to replace the whole file.',
         );
       }
       positions = [0];
     } else {
       positions = occurrences(text, edit.old_string);
       if (positions.length === 0) {
-        return fail(
-          `String to replace not found in ${shown}. old_string must match the file exactly, including whitespace and indentation; Read the file again and copy the text.\nString: ${echo(edit.old_string)}`,
-        );
+        return fail(`String to replace not found in file.\nString: ${echo(edit.old_string)}`);
       }
       if (positions.length > 1 && !edit.replace_all) {
         return fail(
-          `Found ${positions.length} matches of the string to replace, but replace_all is false. To replace all occurrences, set replace_all to true. To replace only one occurrence, provide more surrounding context to uniquely identify the instance.\nString: ${echo(edit.old_string)}`,
+          `Found ${positions.length} matches of the string to replace, but replace_all is false. To replace all occurrences, set replace_all to true. To replace only one occurrence, please provide more context to uniquely identify the instance.\nString: ${echo(edit.old_string)}`,
         );
       }
     }

@@ -2,6 +2,7 @@ import type { FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
 import { fileStateKey } from '../../shared/file-state';
 import type { ToolOutcome } from '../../shared/tool-definition';
+import { toolUseError } from '../../shared/tools/tool-use-error';
 import { applyEdits, type ChangedSpan, type EditOperation } from './edit-apply';
 import { BINARY_SNIFF_BYTES, describeFsError, looksBinary, toolError } from './fs-errors';
 import { recordedState, staleReadError, stateOf } from './read-state';
@@ -31,11 +32,25 @@ export interface EditDone {
 
 /**
  * Edit and MultiEdit: check the session read the file and nothing changed it since, apply `edits`
- * in memory, and replace the file (atomically, keeping its mode) only if every edit applied. `describe(index)` names an edit in an
- * error ('' for Edit's only edit); `report` words the answer to a successful call. Returns that
- * answer and the new file state.
+ * in memory, and replace the file (atomically, keeping its mode) only if every edit applied. A
+ * file that does not exist is created when the first edit's old_string is empty, as Claude Code
+ * does (the read-before-write rule concerns files that exist). `describe(index)` names an edit in
+ * an error ('' for Edit's only edit); `report` words the answer to a successful call. Returns that
+ * answer and the new file state. Every error comes inside `<tool_use_error>`, as Claude Code's
+ * Edit errors do.
  */
 export async function editFile(
+  filePath: string,
+  edits: readonly EditOperation[],
+  ctx: ToolContext,
+  describe: (index: number) => string,
+  report: (done: EditDone) => string,
+): Promise<ToolOutcome> {
+  const outcome = await editOrCreate(filePath, edits, ctx, describe, report);
+  return outcome.isError ? { ...outcome, content: toolUseError(outcome.content) } : outcome;
+}
+
+async function editOrCreate(
   filePath: string,
   edits: readonly EditOperation[],
   ctx: ToolContext,
@@ -51,10 +66,13 @@ export async function editFile(
   }
   // Opened from a handle on the workspace, folder by folder; written through the folder's handle.
   const target = await openWriteTarget(ctx.workspace, filePath, { createFolders: false });
-  if (!target.ok)
-    return target.code === 'ENOENT' ? missingFile(ctx, filePath, target.relative, edits) : toolError(target.error);
+  if (!target.ok && target.code !== 'ENOENT') return toolError(target.error);
+  if (!target.ok || !target.existing) {
+    if (target.ok) await target.close();
+    if (edits[0]?.old_string !== '') return missingFile(ctx, filePath, target.relative);
+    return createFile(filePath, edits, ctx, describe, report);
+  }
   try {
-    if (!target.existing) return await missingFile(ctx, filePath, target.relative, edits);
     return await editOpened(target, target.existing, filePath, edits, ctx, describe, report);
   } finally {
     await target.close();
@@ -62,20 +80,59 @@ export async function editFile(
 }
 
 /**
- * Claude Code's answer for a missing file, with the names in its folder it may have meant. An
- * empty old_string creates a file in Claude Code's Edit, not here: that call is told what does.
+ * A file created by edits whose first old_string is empty: the edits apply to an empty text, and
+ * only then are missing folders made and the file written. No read is needed: there was nothing
+ * to read, and the session knows every byte it wrote.
  */
-async function missingFile(
-  ctx: ToolContext,
+async function createFile(
   filePath: string,
-  shown: string,
   edits: readonly EditOperation[],
+  ctx: ToolContext,
+  describe: (index: number) => string,
+  report: (done: EditDone) => string,
 ): Promise<ToolOutcome> {
+  const applied = applyEdits('', edits);
+  if (!applied.ok) return toolError(`${describe(applied.index)}${applied.error}${unchanged(edits)}`);
+  const target = await openWriteTarget(ctx.workspace, filePath, { createFolders: true });
+  if (!target.ok) return toolError(target.error);
+  try {
+    // Created meanwhile (by a command still running, say): it is a file this session has not read.
+    if (target.existing) return await editOpened(target, target.existing, filePath, edits, ctx, describe, report);
+    const shown = target.relative;
+    const key = fileStateKey(ctx.workspace, filePath);
+    const content = report({
+      filePath,
+      shown,
+      text: applied.content,
+      changes: applied.changes,
+      edits: edits.length,
+      replacements: applied.replacements,
+      partial: false,
+    });
+    let written;
+    try {
+      written = await replaceFile(
+        ctx,
+        { path: target.absolute, before: null, content, stateKey: key, partial: false },
+        applied.content,
+        { folder: target.folder, name: target.name },
+      );
+    } catch (error) {
+      if (error instanceof FileChangeNotRecordedError) throw error;
+      return toolError(describeFsError(error, shown));
+    }
+    return { content, isError: false, fileStates: [{ key, state: stateOf(written, false) }] };
+  } finally {
+    await target.close();
+  }
+}
+
+/** Claude Code's answer for a missing file, with the names in its folder it may have meant. */
+async function missingFile(ctx: ToolContext, filePath: string, shown: string): Promise<ToolOutcome> {
   const listed = await openWorkspaceFile(ctx.workspace, filePath, { listSiblingsIfMissing: true });
   if (listed.ok) await listed.handle.close();
   const suggestions = listed.ok ? [] : similarNames(listed.siblings ?? [], path.basename(shown), path.dirname(shown));
-  const create = edits.some((edit) => edit.old_string === '') ? ' Use Write to create a new file.' : '';
-  return toolError(`${fileDoesNotExist(ctx.workspace, suggestions)}${create}`);
+  return toolError(fileDoesNotExist(ctx.workspace, suggestions));
 }
 
 async function editOpened(
@@ -121,7 +178,6 @@ async function editOpened(
   const applied = applyEdits(
     toLf(original),
     edits.map((edit) => ({ ...edit, old_string: toLf(edit.old_string), new_string: toLf(edit.new_string) })),
-    shown,
   );
   if (!applied.ok) return failed(applied.index, applied.error);
 

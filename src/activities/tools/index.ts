@@ -3,8 +3,9 @@ import { bashTool, withTimeoutClamped } from '../../shared/tools/bash';
 import { editTool } from '../../shared/tools/edit';
 import { globTool } from '../../shared/tools/glob';
 import { grepTool } from '../../shared/tools/grep';
-import { getToolDefinition, TOOL_DEFINITIONS } from '../../shared/tools/index';
-import { formatInputValidationError, parseErrorOptions } from '../../shared/tools/input-validation-error';
+import { getToolDefinition } from '../../shared/tools/index';
+import { formatInputValidationError } from '../../shared/tools/input-validation-error';
+import { noSuchToolError } from '../../shared/tools/tool-use-error';
 import { multiEditTool } from '../../shared/tools/multi-edit';
 import { readTool, type ReadInput } from '../../shared/tools/read';
 import type { GrepInput } from '../../shared/tools/grep';
@@ -64,15 +65,10 @@ export async function executeTool(name: string, rawInput: unknown, ctx: ToolCont
       `${name} is answered by the job itself (its list lives in the workflow State); it has no standalone run.`,
     );
   }
-  if (!definition || !run) {
-    const known = TOOL_DEFINITIONS.map((tool) => tool.name).join(', ');
-    return toolError(`Unknown tool "${name}". Available tools: ${known}.`);
-  }
+  if (!definition || !run) return toolError(noSuchToolError(name));
   const input = name === bashTool.name ? withTimeoutClamped(rawInput) : rawInput;
-  const parsed = definition.inputSchema.safeParse(input, parseErrorOptions);
-  if (!parsed.success) {
-    return toolError(formatInputValidationError(name, definition.inputSchema, parsed.error.issues));
-  }
+  const parsed = definition.inputSchema.safeParse(input);
+  if (!parsed.success) return toolError(formatInputValidationError(name, parsed.error));
   try {
     const fromDataHome = await withStoredResultFallback(name, parsed.data, ctx);
     if (fromDataHome) return fromDataHome;

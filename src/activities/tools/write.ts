@@ -1,5 +1,6 @@
 import { fileStateKey } from '../../shared/file-state';
 import type { ToolOutcome } from '../../shared/tool-definition';
+import { toolUseError } from '../../shared/tools/tool-use-error';
 import type { WriteInput } from '../../shared/tools/write';
 import { describeFsError, toolError } from './fs-errors';
 import { FILE_STATE_CURRENT, recordedState, staleReadError, stateOf } from './read-state';
@@ -11,12 +12,14 @@ import { openWriteTarget, type WriteTarget } from './workspace-write';
  * Create or overwrite a file, creating missing parent directories. An existing file must have been
  * read by the session and be unchanged since; a new file needs no read. The file is replaced
  * atomically (`replaceFile`), keeping its mode. Returns the new file state so an Edit may follow
- * without another Read.
+ * without another Read. A refusal before anything is written (the path, a folder, a file not read or
+ * changed since) comes inside `<tool_use_error>`, as Claude Code's Write sends it; a failure of the
+ * write itself does not.
  */
 export async function runWrite(input: WriteInput, ctx: ToolContext): Promise<ToolOutcome> {
   // Opened from a handle on the workspace, folder by folder; written through the folder's handle.
   const target = await openWriteTarget(ctx.workspace, input.file_path, { createFolders: true });
-  if (!target.ok) return toolError(target.error);
+  if (!target.ok) return refused(target.error);
   try {
     return await writeTo(target, input, ctx);
   } finally {
@@ -32,10 +35,14 @@ async function writeTo(target: WriteTarget, input: WriteInput, ctx: ToolContext)
   if (target.existing) {
     try {
       info = await target.existing.stat();
-      if (info.isDirectory()) return toolError(`${shown} is a directory; give the path of a file to write.`);
-      if (!info.isFile()) return toolError(`${shown} exists and is not a regular file.`);
+      if (info.isDirectory()) {
+        return refused(
+          `${shown} is a directory, not a file. To create a file inside it, include the file name in file_path.`,
+        );
+      }
+      if (!info.isFile()) return refused(`${shown} exists and is not a regular file.`);
       const stale = staleReadError(recordedState(ctx.readState, key), info);
-      if (stale) return toolError(stale);
+      if (stale) return refused(stale);
       before = contentHash(await target.existing.readFile());
     } catch (error) {
       return toolError(describeFsError(error, shown));
@@ -60,4 +67,9 @@ async function writeTo(target: WriteTarget, input: WriteInput, ctx: ToolContext)
   }
   // The session wrote every byte, so it knows the whole file.
   return { content, isError: false, fileStates: [{ key, state: stateOf(written, false) }] };
+}
+
+/** A call refused before anything was written. */
+function refused(message: string): ToolOutcome {
+  return toolError(toolUseError(message));
 }

@@ -27,7 +27,7 @@ Usage:
 - A successful edit leaves the file's state current in your context: there is no need to Read the file back to check the edit, or before editing it again
 - The edit will FAIL if old_string is not unique in the file. Either provide a larger string with more surrounding context to make it unique or use replace_all to change every instance of old_string
 - Use replace_all for replacing and renaming strings across the file, for instance renaming a variable
-- The file must exist; use Write to create a new file
+- An empty old_string creates a file that does not exist yet, with new_string as its content (no Read needed); for any other old_string the file must exist
 - ALWAYS prefer editing existing files in the codebase. NEVER write new files unless explicitly required`,
   inputSchema: editInputSchema,
   isConcurrencySafe: () => false,

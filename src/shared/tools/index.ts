@@ -19,7 +19,8 @@ export { readTool, type ReadInput } from './read';
 export { writeTool, type WriteInput } from './write';
 export { todoWriteTool, type TodoItem, type TodoWriteInput, TODO_WRITE_RESULT } from './todo-write';
 export { isReadOnlyBashCommand } from '../shell';
-export { formatInputValidationError, parseErrorOptions } from './input-validation-error';
+export { formatInputValidationError } from './input-validation-error';
+export { noSuchToolError, toolUseError } from './tool-use-error';
 
 /** Every tool the model is offered, in the order it sees them. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each entry has its own input type

@@ -40,7 +40,7 @@ Usage:
 - Edits are applied in sequence, in the order given: each one works on the file as changed by the previous edits, so plan them so an earlier edit does not change the text a later one looks for
 - The operation is atomic: if any edit fails (old_string not found, not unique without replace_all, or identical to new_string), none is applied and the file is left unchanged; the error names the failing edit
 - Files with Windows (CRLF) line endings keep them; write old_string and new_string with plain newlines
-- The file must exist; use Write to create a new file
+- To create a file that does not exist yet, give it as the first edit with an empty old_string and the content as new_string; otherwise the file must exist
 - The result shows a \`cat -n\` snippet of the edited regions`,
   inputSchema: multiEditInputSchema,
   isConcurrencySafe: () => false,
