@@ -8,6 +8,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { PDFDocument } from 'pdf-lib';
 import type { ScriptedSession } from '../src/model-server';
 import type { SessionEvent, SessionSnapshot } from '../src/shared/session';
 import { waitFor } from './support/harness';
@@ -102,21 +103,29 @@ describe('workflow: tool scheduling', () => {
 
   test('a Read of an image and of a PDF reaches the model as image and document blocks', async () => {
     const png = 'iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEElEQVR4nGP4z8AARAwQCgAf7gP9i18U1AAAAABJRU5ErkJggg==';
-    const pdf = Buffer.from('%PDF-1.4\n1 0 obj << /Type /Page >> endobj\n%%EOF\n').toString('base64');
+    // Three pages of widths 101, 102 and 103 points: the Read asks for page 2 alone.
+    const three = await PDFDocument.create();
+    for (const width of [101, 102, 103]) three.addPage([width, 200]);
+    const pdf = Buffer.from(await three.save()).toString('base64');
     const session: ScriptedSession = {
       replies: [
-        { content: [toolUse('toolu_make', 'Bash', { command: `echo ${png} | base64 -d > red.png` })] },
+        {
+          content: [
+            toolUse('toolu_make', 'Bash', {
+              command: `echo ${png} | base64 -d > red.png && echo ${pdf} | base64 -d > doc.pdf`,
+            }),
+          ],
+        },
         {
           content: [
             toolUse('toolu_png', 'Read', { file_path: 'red.png' }),
-            toolUse('toolu_pdf', 'Read', { file_path: 'doc.pdf', pages: '1' }),
+            toolUse('toolu_pdf', 'Read', { file_path: 'doc.pdf', pages: '2' }),
           ],
         },
         finalReply(),
       ],
     };
-    const files = { 'doc.pdf': Buffer.from(pdf, 'base64').toString('latin1') };
-    await withJob('media', { session, files }, async ({ server, handle }) => {
+    await withJob('media', { session }, async ({ server, handle }) => {
       expect((await terminalOf(handle)).reason).toBe('completed');
       // The strict server accepted them (a 400 would have failed the job), and saw them as blocks.
       const [image, document] = toolResultsOf(server, 2);
@@ -124,9 +133,15 @@ describe('workflow: tool scheduling', () => {
         { type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } },
       ]);
       expect(document?.content).toEqual([
-        expect.objectContaining({ type: 'text', text: expect.stringContaining('PDF file read: doc.pdf') }),
-        { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: pdf } },
+        expect.objectContaining({
+          type: 'text',
+          text: expect.stringContaining('PDF pages extracted: 1 page(s) from doc.pdf'),
+        }),
+        { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: expect.any(String) } },
       ]);
+      const sent = (document?.content as { source?: { data: string } }[])[1]?.source?.data ?? '';
+      const pages = (await PDFDocument.load(Buffer.from(sent, 'base64'))).getPages();
+      expect(pages.map((page) => page.getWidth())).toEqual([102]);
     });
   });
 

@@ -1,6 +1,7 @@
 import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
+import { PDFDocument } from 'pdf-lib';
 import { executeTool, type ToolContext } from '../../src/activities/tools/index';
 import { toolContext } from './support/context';
 import { seen } from './support/session';
@@ -294,28 +295,95 @@ describe('Read as Claude Code reads', () => {
     });
   });
 
-  it('returns a PDF as a document block; pages is checked, and the whole document sent', async () => {
+  it('returns a PDF as a document block; a PDF the parser cannot open is still sent whole', async () => {
     const pdf = Buffer.from('%PDF-1.4\n1 0 obj << /Type /Page >> endobj\n%%EOF\n');
     await writeFile(path.join(workspace, 'doc.pdf'), pdf);
-    const document = {
-      type: 'document',
-      source: { type: 'base64', media_type: 'application/pdf', data: pdf.toString('base64') },
-    };
     expect((await executeTool('Read', { file_path: 'doc.pdf' }, ctx)).blocks).toEqual([
       { type: 'text', text: 'PDF file read: doc.pdf (48 bytes)' },
-      document,
-    ]);
-    expect((await executeTool('Read', { file_path: 'doc.pdf', pages: '2-3' }, ctx)).blocks).toEqual([
-      {
-        type: 'text',
-        text: 'PDF file read: doc.pdf (48 bytes) The whole document is attached: choosing pages is not supported here, so look at pages 2-3 in it.',
-      },
-      document,
+      { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: pdf.toString('base64') } },
     ]);
     expect((await read({ file_path: 'doc.pdf', pages: '1-30' })).content).toMatch(
       /^<tool_use_error>InputValidationError: [^]*"path": \[\s*"pages"\s*\][^]*must be a page or a page range/,
     );
     await writeFile(path.join(workspace, 'not.pdf'), 'hello');
     expect((await read({ file_path: 'not.pdf' })).content).toContain('is not a PDF');
+  });
+
+  describe('PDF pages', () => {
+    /** A PDF whose page n is 100 + n points wide, so a page can be told by its width. */
+    const makePdf = async (pageCount: number): Promise<Buffer> => {
+      const document = await PDFDocument.create();
+      for (let n = 1; n <= pageCount; n++) document.addPage([100 + n, 200]);
+      return Buffer.from(await document.save());
+    };
+    /** The widths of the pages in the document block a Read returned, or undefined if it has none. */
+    const pageWidths = async (outcome: { blocks?: unknown[] }): Promise<number[] | undefined> => {
+      const block = outcome.blocks?.find((b) => (b as { type: string }).type === 'document') as
+        { source: { data: string } } | undefined;
+      if (!block) return undefined;
+      const document = await PDFDocument.load(Buffer.from(block.source.data, 'base64'));
+      return document.getPages().map((page) => page.getWidth());
+    };
+
+    it('sends only the pages asked for, as a new PDF', async () => {
+      const pdf = await makePdf(5);
+      await writeFile(path.join(workspace, 'five.pdf'), pdf);
+      const two = await executeTool('Read', { file_path: 'five.pdf', pages: '2-3' }, ctx);
+      expect(two.isError).toBe(false);
+      expect(two.blocks?.[0]).toEqual({
+        type: 'text',
+        text: expect.stringMatching(
+          /^PDF pages extracted: 2 page\(s\) from five\.pdf \(.+\): pages 2-3 of 5, attached as a PDF of those pages only\.$/,
+        ),
+      });
+      expect(await pageWidths(two)).toEqual([102, 103]);
+      const one = await executeTool('Read', { file_path: 'five.pdf', pages: '4' }, ctx);
+      expect(one.content).toContain('1 page(s) from five.pdf');
+      expect(one.content).toContain(': page 4 of 5,');
+      expect(await pageWidths(one)).toEqual([104]);
+      // A range that runs past the end stops at the last page.
+      const tail = await executeTool('Read', { file_path: 'five.pdf', pages: '4-8' }, ctx);
+      expect(tail.content).toContain('2 page(s) from five.pdf');
+      expect(await pageWidths(tail)).toEqual([104, 105]);
+      // Without pages, a PDF of at most 10 pages is sent whole, unchanged.
+      expect((await executeTool('Read', { file_path: 'five.pdf' }, ctx)).blocks).toEqual([
+        { type: 'text', text: expect.stringMatching(/^PDF file read: five\.pdf \(.+\)$/) },
+        { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: pdf.toString('base64') } },
+      ]);
+    });
+
+    it('refuses a page range that starts past the end, naming the page count', async () => {
+      await writeFile(path.join(workspace, 'five.pdf'), await makePdf(5));
+      expect(await read({ file_path: 'five.pdf', pages: '7-8' })).toEqual({
+        isError: true,
+        content:
+          'Requested pages 7-8 is outside the document (PDF has 5 pages). Use a range within 1-5, maximum 20 pages per request (e.g. pages: "1-5").',
+      });
+      await writeFile(path.join(workspace, 'one.pdf'), await makePdf(1));
+      expect((await read({ file_path: 'one.pdf', pages: '3' })).content).toBe(
+        'Requested page 3 is outside the document (PDF has 1 page). Use a range within 1-1, maximum 20 pages per request (e.g. pages: "1-1").',
+      );
+    });
+
+    it('needs pages for a PDF of more than 10 pages, and then reads any of them', async () => {
+      await writeFile(path.join(workspace, 'big.pdf'), await makePdf(120));
+      expect(await read({ file_path: 'big.pdf' })).toEqual({
+        isError: true,
+        content:
+          'This PDF has 120 pages, which is too many to read at once. Use the pages parameter to read specific page ranges (e.g., pages: "1-5"). Maximum 20 pages per request.',
+      });
+      const late = await executeTool('Read', { file_path: 'big.pdf', pages: '101-103' }, ctx);
+      expect(late.isError).toBe(false);
+      expect(late.content).toContain('pages 101-103 of 120');
+      expect(await pageWidths(late)).toEqual([201, 202, 203]);
+    });
+
+    it('says a damaged PDF is damaged when pages are asked for', async () => {
+      await writeFile(path.join(workspace, 'broken.pdf'), '%PDF-1.4\nthis is not really a pdf\n');
+      expect(await read({ file_path: 'broken.pdf', pages: '1' })).toEqual({
+        isError: true,
+        content: 'PDF file is corrupted or invalid.',
+      });
+    });
   });
 });

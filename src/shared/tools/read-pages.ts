@@ -1,5 +1,7 @@
 /** Most PDF pages one Read may ask for, as in Claude Code. */
 export const READ_MAX_PDF_PAGES = 20;
+/** A PDF of more pages than this is read only with `pages`, as in Claude Code: each page costs context. */
+export const READ_MAX_PDF_PAGES_WHOLE = 10;
 
 /**
  * Read's `pages`: "3" or "1-5" (1-based, inclusive), at most READ_MAX_PDF_PAGES pages. Undefined

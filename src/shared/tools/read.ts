@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { ToolDefinition } from '../tool-definition';
 import { countField, flagField, integerField, pathField } from './schema-parts';
 import { lazySchema } from '../lazy-schema';
-import { parsePageRange, READ_MAX_PDF_PAGES } from './read-pages';
+import { parsePageRange, READ_MAX_PDF_PAGES, READ_MAX_PDF_PAGES_WHOLE } from './read-pages';
 
 /** A text file larger than this (bytes) is refused unless offset, limit or allow_large is given. */
 export const READ_MAX_FILE_BYTES = 256 * 1024;
@@ -51,7 +51,7 @@ Usage:
 - You can optionally specify a line offset and limit (especially handy for long files), but it's recommended to read the whole file by not providing these parameters
 - Results are returned using cat -n format, with line numbers starting at 1
 - This tool can read images (PNG, JPG, GIF, WebP): their contents are presented visually
-- This tool can read PDF files (.pdf); pass pages (e.g. "1-5") to choose pages, at most ${READ_MAX_PDF_PAGES} per request
+- This tool can read PDF files (.pdf). For large PDFs (more than ${READ_MAX_PDF_PAGES_WHOLE} pages), you MUST provide the pages parameter to read specific page ranges (e.g., pages: "1-5"). Reading a large PDF without the pages parameter will fail. Maximum ${READ_MAX_PDF_PAGES} pages per request
 - This tool can read Jupyter notebooks (.ipynb files) and returns all cells with their outputs
 - Other binary files (archives, executables, media) are refused. It cannot read directories: use Bash with ls, or Glob, for that
 - You can call multiple tools in a single response. It is always better to speculatively read multiple files as a batch that are potentially useful
