@@ -1,3 +1,4 @@
+import type { Stats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
 import { fileStateKey } from '../../shared/file-state';
@@ -98,30 +99,11 @@ async function createFile(
   try {
     // Created meanwhile (by a command still running, say): it is a file this session has not read.
     if (target.existing) return await editOpened(target, target.existing, filePath, edits, ctx, describe, report);
-    const shown = target.relative;
-    const key = fileStateKey(ctx.workspace, filePath);
-    const content = report({
-      filePath,
-      shown,
-      text: applied.content,
-      changes: applied.changes,
-      edits: edits.length,
-      replacements: applied.replacements,
+    return await writeEdited(target, filePath, applied, edits.length, ctx, report, {
+      before: null,
       partial: false,
+      data: applied.content,
     });
-    let written;
-    try {
-      written = await replaceFile(
-        ctx,
-        { path: target.absolute, before: null, content, stateKey: key, partial: false },
-        applied.content,
-        { folder: target.folder, name: target.name },
-      );
-    } catch (error) {
-      if (error instanceof FileChangeNotRecordedError) throw error;
-      return toolError(describeFsError(error, shown));
-    }
-    return { content, isError: false, fileStates: [{ key, state: stateOf(written, false) }] };
   } finally {
     await target.close();
   }
@@ -182,24 +164,51 @@ async function editOpened(
   if (!applied.ok) return failed(applied.index, applied.error);
 
   // An edit does not show the model the rest of the file, so a partial read stays partial.
-  const partial = recorded?.partial ?? false;
+  return writeEdited(target, filePath, applied, edits.length, ctx, report, {
+    before,
+    partial: recorded?.partial ?? false,
+    data: crlf ? applied.content.replace(/\n/g, '\r\n') : applied.content,
+    existing: info,
+  });
+}
+
+/**
+ * Word the answer to edits that applied, write `data` as the file (recording the change first),
+ * and return the answer with the file's new state.
+ */
+async function writeEdited(
+  target: WriteTarget,
+  filePath: string,
+  applied: { content: string; changes: readonly ChangedSpan[]; replacements: number },
+  edits: number,
+  ctx: ToolContext,
+  report: (done: EditDone) => string,
+  write: { before: string | null; partial: boolean; data: string; existing?: Stats },
+): Promise<ToolOutcome> {
+  const shown = target.relative;
+  const key = fileStateKey(ctx.workspace, filePath);
+  const { partial } = write;
   const content = report({
     filePath,
     shown,
     text: applied.content,
     changes: applied.changes,
-    edits: edits.length,
+    edits,
     replacements: applied.replacements,
     partial,
   });
   let written;
   try {
-    const data = crlf ? applied.content.replace(/\n/g, '\r\n') : applied.content;
-    written = await replaceFile(ctx, { path: target.absolute, before, content, stateKey: key, partial }, data, {
-      folder: target.folder,
-      name: target.name,
-      existing: info,
-    });
+    written = await replaceFile(
+      ctx,
+      { path: target.absolute, before: write.before, content, stateKey: key, partial },
+      write.data,
+      {
+        folder: target.folder,
+        name: target.name,
+        ...(write.existing ? { existing: write.existing } : {}),
+      },
+    );
   } catch (error) {
     if (error instanceof FileChangeNotRecordedError) throw error;
     return toolError(describeFsError(error, shown));
