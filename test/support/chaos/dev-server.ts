@@ -23,20 +23,45 @@ export class DevServer {
     this.address = `127.0.0.1:${port}`;
   }
 
-  /** A dev server on a free port with its database in `dir`. */
+  /**
+   * A dev server on a free port with its database in `dir`. A port free a moment ago can be taken
+   * before the server binds it (by another test's server, whose metrics and HTTP ports are random):
+   * the server then exits at once, and a new port is tried.
+   */
   static async start(dir: string): Promise<DevServer> {
-    const server = new DevServer(path.join(dir, 'temporal.db'), await freePort(), path.join(dir, 'temporal.log'));
-    try {
-      await server.launch();
-    } catch (error) {
-      await server.kill();
-      throw error;
+    for (let attempt = 1; ; attempt++) {
+      const server = new DevServer(path.join(dir, 'temporal.db'), await freePort(), path.join(dir, 'temporal.log'));
+      try {
+        await server.launch();
+        return server;
+      } catch (error) {
+        await server.kill();
+        if (!(error instanceof PortTakenError) || attempt === 3) throw error;
+      }
     }
-    return server;
   }
 
-  /** Start the server process on the database and port it had, and wait until it answers. */
-  async launch(): Promise<void> {
+  /**
+   * Start the server process on the database and port it had, and wait until it serves the
+   * namespace. After a kill, the port may be held for a moment by another process: then it is
+   * tried again until the deadline, since the workers know only this address.
+   */
+  async launch(deadline = Date.now() + 60_000): Promise<void> {
+    for (;;) {
+      try {
+        await this.launchOnce(deadline);
+        return;
+      } catch (error) {
+        if (!(error instanceof PortTakenError) || this.firstLaunch || Date.now() > deadline) throw error;
+        await sleep(500);
+      }
+    }
+  }
+
+  private firstLaunch = true;
+
+  private async launchOnce(deadline: number): Promise<void> {
+    const logStart = fileSize(this.logFile);
     const log = fs.openSync(this.logFile, 'a');
     const child = spawn(
       findTemporalBinary(),
@@ -63,28 +88,33 @@ export class DevServer {
     fs.closeSync(log);
     this.child = child;
     this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
-    const deadline = Date.now() + 60_000;
-    while (!(await isListening(this.port))) {
-      if (child.exitCode !== null || Date.now() > deadline) {
-        throw new Error(`the Temporal dev server did not start; see ${this.logFile}:\n${tail(this.logFile)}`);
-      }
-      await sleep(100);
-    }
-    // Listening comes before the namespace is served.
-    const connection = await Connection.connect({ address: this.address });
-    try {
-      for (;;) {
+    const failed = (what: string) => {
+      const output = tail(this.logFile, logStart);
+      return child.exitCode !== null && /address already in use/.test(output)
+        ? new PortTakenError(`port ${this.port} was taken before the dev server bound it:\n${output}`)
+        : new Error(`the Temporal dev server ${what}; see ${this.logFile}:\n${output}`);
+    };
+    // Something listening on the port is not proof enough: it may be another process, with ours
+    // exiting because it could not bind. So the namespace must answer while our process lives.
+    for (;;) {
+      if (child.exitCode !== null || child.signalCode !== null) throw failed(`exited (${child.exitCode ?? child.signalCode})`);
+      if (Date.now() > deadline) throw failed('did not serve the namespace within 60 s');
+      if (await isListening(this.port)) {
         try {
-          await connection.workflowService.describeNamespace({ namespace: 'default' });
-          return;
-        } catch (error) {
-          if (Date.now() > deadline) throw error;
-          await sleep(200);
+          const connection = await Connection.connect({ address: this.address, connectTimeout: 2_000 });
+          try {
+            await connection.workflowService.describeNamespace({ namespace: 'default' });
+          } finally {
+            await connection.close();
+          }
+          if (child.exitCode === null && child.signalCode === null) break;
+        } catch {
+          // Listening comes before the namespace is served; or the listener is not ours.
         }
       }
-    } finally {
-      await connection.close();
+      await sleep(200);
     }
+    this.firstLaunch = false;
   }
 
   /** SIGKILL the server (its process group) and wait until it is gone. */
@@ -100,9 +130,21 @@ export class DevServer {
   }
 }
 
-function tail(file: string): string {
+/** The server could not bind its port: another process took it after it was found free. */
+class PortTakenError extends Error {}
+
+function fileSize(file: string): number {
   try {
-    return fs.readFileSync(file, 'utf8').slice(-2_000);
+    return fs.statSync(file).size;
+  } catch {
+    return 0;
+  }
+}
+
+/** The end of what `file` gained after byte `from`. */
+function tail(file: string, from = 0): string {
+  try {
+    return fs.readFileSync(file).subarray(from).toString('utf8').slice(-2_000);
   } catch {
     return '';
   }
