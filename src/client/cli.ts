@@ -59,6 +59,7 @@ import { embeddedNoWorker, refuseBadBaseUrl, refuseWithoutCredentials } from './
 import { pendingActivities } from './live-follower';
 import { refuseBatchId } from './batch-id-guard';
 import { signalJob } from './signal-job';
+import { wakeJob } from './wake';
 import {
   buildSessionInput,
   withThinkingOptions,
@@ -611,6 +612,18 @@ export function buildProgram(): Command {
           (ending) => ({ say: `job ${id} had already ended (${ending}); nothing to abort` }),
         );
         stdoutOutput.write(ended ?? `abort sent to ${id}`);
+      });
+    });
+
+  program
+    .command('wake')
+    .description('wake a job that sleeps on a wake-up it scheduled (ScheduleWakeup) now, not at its time')
+    .argument('<id>', 'job id')
+    .action(async (id: string) => {
+      // The job's state is asked first: a worker must answer, so one is started if none runs.
+      await withClient(true, async ({ client }) => {
+        await refuseBatchId(client, id, 'wake one of its jobs');
+        stdoutOutput.write(await wakeJob(client, id));
       });
     });
 

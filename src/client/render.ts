@@ -140,6 +140,18 @@ export function formatTerminal(terminal: Terminal): string {
   return `Terminal: ${terminal.reason} after ${turns}${detail}\n  ${formatUsage(terminal.usage)} · model ${terminal.model}${cost}${context}${transitions}${sandbox}${permissions}${denials}`;
 }
 
+/** A pending wake-up: when it fires, why, with what, and how to fire it now. */
+function formatWakeup(id: string, phase: SessionSnapshot['phase'], wakeup: NonNullable<SessionSnapshot['wakeup']>): string {
+  const at = new Date(wakeup.at);
+  const seconds = Math.max(0, Math.round((at.getTime() - Date.now()) / 1000));
+  const within = seconds >= 60 ? `${Math.floor(seconds / 60)} min ${seconds % 60} s` : `${seconds} s`;
+  return [
+    `  ${phase === 'sleeping' ? 'sleeping until' : 'wake-up set for'} ${wakeup.at.slice(0, 19).replace('T', ' ')} UTC (in ${within}): ${clip(wakeup.reason, 200)}`,
+    `    then: ${clip(wakeup.prompt, 200)}`,
+    `    \`durable-agent wake ${id}\` wakes it now; \`durable-agent send ${id} <text>\` gives it a turn first`,
+  ].join('\n');
+}
+
 /** How many of a job's notices `status` shows. */
 const RECENT_NOTICES = 10;
 
@@ -157,6 +169,7 @@ export function formatSnapshot(id: string, snapshot: SessionSnapshot): string {
         'or run any durable-agent command from a shell that has it (the embedded worker is restarted with it)',
     );
   }
+  if (snapshot.wakeup && !snapshot.terminal) lines.push(formatWakeup(id, snapshot.phase, snapshot.wakeup));
   if (snapshot.runningTools.length > 0) {
     lines.push(`  running: ${snapshot.runningTools.map((tool) => `${tool.name} (${tool.toolUseId})`).join(', ')}`);
   }

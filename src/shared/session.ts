@@ -9,6 +9,7 @@ import type { SettingSource, PermissionSummary } from './settings-trust';
 import type { QueuedMessage } from './signal-payloads';
 import type { ContextReport, SandboxReport } from './terminal';
 import type { TodoItem } from './tools/todo-write';
+import type { Wakeup } from './tools/schedule-wakeup';
 import type { ContextState } from './context/context-state';
 import type { ModelLimitsEntry } from './context/model-limits';
 import type { ModelPricesEntry, ModelUsage, PaidAgainReport } from './pricing';
@@ -185,6 +186,8 @@ export interface State {
   paidAgain?: PaidAgainReport;
   /** Workflow time the job started, in ms since the epoch (absent in older States). */
   startedAtMs?: number;
+  /** The wake-up ScheduleWakeup set: when the turn ends, the job sleeps until it fires. */
+  wakeup?: Wakeup;
 }
 
 export interface ResumeState {
@@ -245,6 +248,8 @@ export const SESSION_PHASES = [
   'compacting',
   // The worker that took the model call has no credentials; the job asks again until one has.
   'waiting_for_credentials',
+  // ScheduleWakeup: the turn ended and the job waits on a timer, holding no worker.
+  'sleeping',
   'finished',
 ] as const;
 export type SessionPhase = (typeof SESSION_PHASES)[number];
@@ -281,6 +286,8 @@ export interface SessionSnapshot {
   abortRequested: boolean;
   /** The task queue of the host that holds the workspace (its tool calls and hooks run there), once known. */
   hostQueue?: string;
+  /** The wake-up the job has scheduled, if any: when it fires (ISO 8601), why, and with what message. */
+  wakeup?: { at: string; reason: string; prompt: string };
   events: SessionEvent[];
   terminal: Terminal | undefined;
 }

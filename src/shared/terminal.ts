@@ -35,6 +35,8 @@ export const TRANSITION_REASONS = [
   'fallback_model',
   // Not in the seed: the API paused a long turn (`pause_turn`); the conversation is sent back as is.
   'pause_turn',
+  // Not in the seed: a wake-up ScheduleWakeup set fired (or `wake` came); its prompt is the next message.
+  'scheduled_wakeup',
 ] as const;
 export type TransitionReason = (typeof TRANSITION_REASONS)[number];
 

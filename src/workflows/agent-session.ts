@@ -48,6 +48,7 @@ import { describeMessage, SessionControl } from './session-control';
 import { runToolsPhase } from './tools-phase';
 import type { ToolsPhaseOutcome } from './tools-phase';
 import type { TurnStep } from './turn-step';
+import { sleepUntilWakeup } from './wakeup-phase';
 
 /** Guards the stop-reason paths (refusal, pause_turn, context window, exhausted recovery). */
 const STOP_REASONS_PATCH = 'stop-reasons';
@@ -140,7 +141,11 @@ async function runSession(input: SessionInput): Promise<Terminal> {
 
   try {
     for (;;) {
-      const step = await runTurn(session, state);
+      let step = await runTurn(session, state);
+      // Only a job whose model called ScheduleWakeup (behind its patch) ends a turn with one pending.
+      if (step.kind === 'terminal' && step.reason === 'completed' && step.state.wakeup) {
+        step = await sleepUntilWakeup(session, step.state);
+      }
       if (step.kind === 'terminal') {
         return await finish(activities, control, step.state, step.reason, step.detail, ending(step.state));
       }
@@ -332,6 +337,7 @@ function afterTools(session: Session, after: State, tools: ToolsPhaseOutcome, ex
     ...boundedEffects(after, tools),
     todos: tools.effects.todos,
     unsandboxedCommands: tools.effects.unsandboxedCommands,
+    wakeup: tools.effects.wakeup,
   };
   if (tools.aborted)
     return { kind: 'terminal', state: withResults, reason: 'aborted_tools', detail: control.abortDetail };

@@ -32,3 +32,9 @@ export const storeRootsQuery = defineQuery<ContentRef[]>('storeRoots');
  * model call and ends `budget_exhausted`. The text says what the batch spent.
  */
 export const batchBudgetSpentSignal = defineSignal<[spent?: string]>('batchBudgetSpent');
+
+/**
+ * Wake a job that sleeps on a wake-up it scheduled (ScheduleWakeup) now rather than at its time:
+ * it goes on with the wake-up's prompt. A job with no wake-up pending notes the signal and goes on.
+ */
+export const wakeSignal = defineSignal<[]>('wake');

@@ -65,6 +65,7 @@ const PHASE_WORDS: Record<SessionPhase, string> = {
   running_hooks: 'running hooks',
   compacting: 'compacting the conversation',
   waiting_for_credentials: 'waiting for a worker with model credentials',
+  sleeping: 'sleeping until its wake-up',
   finished: 'finished',
 };
 
@@ -78,13 +79,20 @@ export interface ProgressView {
   waitingFor: Array<{ toolName: string; input: string }>;
   /** The Terminal's reason, once there is one. */
   outcome?: string;
+  /** While sleeping: when the wake-up fires, and why it was set. */
+  sleepingUntil?: string;
 }
 
 /** Markdown for the workflow's current details: phase and turn, and the parked calls if any. */
 export function progressDetails(view: ProgressView): string {
   if (view.phase === 'finished' && view.outcome) return `**${view.outcome}** after ${view.turn} turns`;
   const limit = view.maxTurns !== undefined ? ` of ${view.maxTurns}` : '';
-  const doing = view.phase === 'calling_model' ? `calling ${view.model}` : PHASE_WORDS[view.phase];
+  const doing =
+    view.phase === 'calling_model'
+      ? `calling ${view.model}`
+      : view.phase === 'sleeping' && view.sleepingUntil
+        ? `sleeping until ${view.sleepingUntil}`
+        : PHASE_WORDS[view.phase];
   const lines = [`**turn ${view.turn}${limit}** · ${doing}`];
   for (const call of view.waitingFor) lines.push(`- ${clip(`${call.toolName} ${call.input}`)}`);
   return lines.join('\n');

@@ -40,8 +40,10 @@ import {
   snapshotQuery,
   storeRootsQuery,
   userMessageSignal,
+  wakeSignal,
 } from './definitions';
 import { showProgress } from './progress-details';
+import { clock } from '../shared/tools/schedule-wakeup';
 import { storeRoots } from './store-roots';
 
 /** How many progress events a job keeps in memory for `status`; older ones are dropped. */
@@ -63,6 +65,8 @@ export class SessionControl {
   abortReason: string | undefined;
   /** Set once the job's batch has spent its budget: what it spent. */
   batchBudgetStop: string | undefined;
+  /** `wake` came while this wake-up (the ScheduleWakeup call's id) was pending: it fires now. */
+  wakeRequestedFor: string | undefined;
   readonly inbox: QueuedMessage[];
   private currentPhase: SessionPhase = 'starting';
   readonly runningTools = new Map<string, string>();
@@ -115,6 +119,9 @@ export class SessionControl {
       model: state.model,
       waitingFor: [...this.approvals.values()].filter((e) => e.answer === undefined).map((e) => e.request),
       ...(this.terminal ? { outcome: this.terminal.reason } : {}),
+      ...(next === 'sleeping' && state.wakeup
+        ? { sleepingUntil: `${clock(state.wakeup.atMs)}: ${state.wakeup.reason}` }
+        : {}),
     });
   }
 
@@ -194,6 +201,15 @@ export class SessionControl {
       );
       if (!parsed.ok) return this.notice(parsed.notice);
       this.answerApproval(parsed.value);
+    });
+    setHandler(wakeSignal, (...args: unknown[]) => {
+      // Waking is what the sender wanted whatever came with it: anything sent along is only noted.
+      if (args.length > 0 && args.some((arg) => arg !== null && arg !== undefined)) {
+        this.notice('wake: the signal takes no argument; what came with it was ignored');
+      }
+      const wakeup = this.currentState().wakeup ?? this.turnState?.wakeup;
+      if (!wakeup) return this.notice('wake: no wake-up is pending, so there is nothing to wake; nothing changed');
+      this.wakeRequestedFor = wakeup.toolUseId;
     });
     setHandler(snapshotQuery, (...args: unknown[]) => {
       const parsed = parsePayload('snapshot', sinceSeqPayload, args, 'no argument or a sequence number');
@@ -336,6 +352,15 @@ export class SessionControl {
       queuedUserMessages: this.inbox.length,
       abortRequested: this.abortRequested,
       ...(this.route?.hostQueue ? { hostQueue: this.route.hostQueue } : {}),
+      ...(state.wakeup
+        ? {
+            wakeup: {
+              at: new Date(state.wakeup.atMs).toISOString(),
+              reason: state.wakeup.reason,
+              prompt: clip(state.wakeup.prompt),
+            },
+          }
+        : {}),
       events: this.events.filter((event) => event.seq > sinceSeq),
       terminal: this.terminal,
     };

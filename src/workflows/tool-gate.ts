@@ -10,10 +10,12 @@ import { denialInput } from '../shared/terminal';
 import type { Denial } from '../shared/terminal';
 import { TODO_WRITE_RESULT, todoWriteTool } from '../shared/tools/todo-write';
 import type { TodoItem } from '../shared/tools/todo-write';
+import { decideWakeup, scheduleWakeupTool } from '../shared/tools/schedule-wakeup';
+import type { Wakeup } from '../shared/tools/schedule-wakeup';
 import { fileStateKeysFor } from '../shared/tools';
 import { formatInputValidationError } from '../shared/tools/input-validation-error';
 import { legacyInputValidationError, legacyParseErrorOptions } from '../shared/tools/legacy-input-validation-error';
-import { noSuchToolError } from '../shared/tools/tool-use-error';
+import { noSuchToolError, toolUseError } from '../shared/tools/tool-use-error';
 import type { RunHooksResult } from '../shared/hooks';
 import type { HookRunner } from './hooks-phase';
 import type { FinishedCall } from './run-tools';
@@ -31,6 +33,8 @@ export interface TurnEffects {
   hookFeedback: string[];
   /** A hook's `continue: false`: the job ends after this turn, with this reason. */
   stopRequested?: string;
+  /** The wake-up pending after this turn's ScheduleWakeup calls (the State's, if none was made). */
+  wakeup: Wakeup | undefined;
 }
 
 export interface GateContext {
@@ -62,6 +66,12 @@ export const UNOFFERED_TOOL_PATCH = 'unoffered-tool';
  */
 export const TOOL_USE_ERROR_PATCH = 'tool-use-error-wording';
 
+/**
+ * Guards ScheduleWakeup: jobs recorded before it answered a call of it as a tool they did not offer
+ * (its name was in no tool list then), and never slept.
+ */
+export const SCHEDULE_WAKEUP_PATCH = 'schedule-wakeup';
+
 export type GatedResult = FinishedCall;
 
 const INPUT_PREVIEW_CHARS = 500;
@@ -72,12 +82,16 @@ const INPUT_PREVIEW_CHARS = 500;
  * (holding no worker: the workflow just waits for a signal), and then run as an activity.
  */
 export async function gateAndRun(toolUse: ToolUseBlock, ctx: GateContext): Promise<GatedResult> {
+  const offered =
+    toolUse.name === scheduleWakeupTool.name && !patched(SCHEDULE_WAKEUP_PATCH)
+      ? ctx.offered.filter((name) => name !== toolUse.name)
+      : ctx.offered;
   // A tool the job did not offer does not exist for it, as for Claude Code: no hook, no rule, no run.
-  if (!ctx.offered.includes(toolUse.name) && patched(UNOFFERED_TOOL_PATCH)) {
+  if (!offered.includes(toolUse.name) && patched(UNOFFERED_TOOL_PATCH)) {
     // The model has the offered tools in its request; the answer needs no list of them.
     const answer = patched(TOOL_USE_ERROR_PATCH)
       ? noSuchToolError(toolUse.name)
-      : `No such tool available: ${toolUse.name}. Available tools: ${ctx.offered.join(', ') || 'none'}.`;
+      : `No such tool available: ${toolUse.name}. Available tools: ${offered.join(', ') || 'none'}.`;
     return inline(toolUse.id, answer, true);
   }
   // Claude Code runs PreToolUse hooks before the permission check; their verdict shapes it.
@@ -94,6 +108,7 @@ export async function gateAndRun(toolUse: ToolUseBlock, ctx: GateContext): Promi
     return inline(toolUse.id, `A PreToolUse hook blocked this ${toolUse.name} call: ${reason}`, true);
   }
   if (toolUse.name === todoWriteTool.name) return todoWrite(toolUse, ctx);
+  if (toolUse.name === scheduleWakeupTool.name && offered.includes(toolUse.name)) return scheduleWakeup(toolUse, ctx);
 
   const permissions = ctx.permissions();
   if (permissions) {
@@ -239,6 +254,19 @@ async function askPerson(toolUse: ToolUseBlock, reason: string, ctx: GateContext
     if (control.approvals.size === 0) publishWaiting(false);
     if (control.phase === 'waiting_for_approval' && control.approvals.size === 0) control.phase = phaseBefore;
   }
+}
+
+/** ScheduleWakeup is answered here: the wake-up joins the State, and the loop sleeps when the turn ends. */
+function scheduleWakeup(toolUse: ToolUseBlock, ctx: GateContext): GatedResult {
+  const parsed = scheduleWakeupTool.inputSchema.safeParse(toolUse.input);
+  if (!parsed.success) {
+    return inline(toolUse.id, formatInputValidationError(scheduleWakeupTool.name, parsed.error), true);
+  }
+  // Workflow code's Date is Temporal's deterministic workflow time.
+  const decision = decideWakeup(parsed.data, toolUse.id, Date.now(), ctx.effects.wakeup);
+  if (decision.kind === 'invalid') return inline(toolUse.id, toolUseError(decision.text), true);
+  ctx.effects.wakeup = decision.kind === 'scheduled' ? decision.wakeup : undefined;
+  return inline(toolUse.id, decision.text, false);
 }
 
 function todoWrite(toolUse: ToolUseBlock, ctx: GateContext): GatedResult {

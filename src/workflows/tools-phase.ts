@@ -27,6 +27,7 @@ export async function runToolsPhase(
     denials: [...state.denials],
     unsandboxedCommands: state.unsandboxedCommands ?? 0,
     hookFeedback: [],
+    wakeup: state.wakeup,
   };
   const outcome = await control.runAbortable(() =>
     runTools(toolUseBlocks, {

@@ -16,6 +16,7 @@ import {
   setMaxTurnsSignal,
   snapshotQuery,
   userMessageSignal,
+  wakeSignal,
 } from '../../src/workflows/definitions';
 import {
   JOB_SEARCH_ATTRIBUTES,
@@ -55,6 +56,12 @@ const read = (id: string, file = 'src/auth/login.ts') => ({
   id,
   name: 'Read',
   input: { file_path: file },
+});
+const wakeup = (id: string, input: Record<string, unknown>) => ({
+  type: 'tool_use' as const,
+  id,
+  name: 'ScheduleWakeup',
+  input,
 });
 const bash = (id: string, command: string) => ({ type: 'tool_use' as const, id, name: 'Bash', input: { command } });
 const text = (value: string) => ({ type: 'text' as const, text: value });
@@ -382,6 +389,43 @@ const scenarios: Scenario[] = [
         },
         { content: [text('It checks that the user name is not empty.')] },
       ],
+    },
+  },
+  {
+    // ScheduleWakeup (patched('schedule-wakeup')): a bad input and a wake-up in one reply; input
+    // that comes while the job sleeps takes a turn and the job sleeps on; the timer fires; a second
+    // wake-up is fired early by `wake` (sent with an argument it ignores); `stop: true` cancels.
+    name: 'schedule-wakeup',
+    session: {
+      replies: [
+        {
+          content: [
+            text('I will check back in a minute.'),
+            wakeup('w1', { reason: 'no delay given' }),
+            wakeup('w2', { delaySeconds: 5, reason: 'the build takes a minute', prompt: 'Check the build.' }),
+          ],
+        },
+        { content: [text('Sleeping until the build is done.')] },
+        { content: [text('Noted.')] },
+        { content: [wakeup('w3', { delaySeconds: 3_600, reason: 'idle', prompt: 'Look again.', noop: true })] },
+        { content: [text('Sleeping for an hour.')] },
+        { content: [wakeup('w4', { stop: true })] },
+        { content: [text('Done watching.')] },
+      ],
+    },
+    drive: async (handle) => {
+      const asleep = async (turn: number) => {
+        for (;;) {
+          const snapshot = await handle.query(snapshotQuery);
+          if (snapshot.phase === 'sleeping' && snapshot.turnCount === turn) return;
+          await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+      };
+      await asleep(2);
+      await handle.signal(userMessageSignal, 'The build is slow today.');
+      // Turn 3 answers the message; the wake-up of turn 1 then fires on its own (clamped to 60 s).
+      await asleep(5);
+      await handle.signal(wakeSignal, ...(['now'] as unknown as []));
     },
   },
 ];

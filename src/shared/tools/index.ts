@@ -6,6 +6,7 @@ import { globTool } from './glob';
 import { grepTool } from './grep';
 import { multiEditTool } from './multi-edit';
 import { readTool } from './read';
+import { scheduleWakeupTool } from './schedule-wakeup';
 import { MAX_PATH_CHARS } from './schema-parts';
 import { todoWriteTool } from './todo-write';
 import { writeTool } from './write';
@@ -18,6 +19,7 @@ export { multiEditTool, type MultiEditInput } from './multi-edit';
 export { readTool, type ReadInput } from './read';
 export { writeTool, type WriteInput } from './write';
 export { todoWriteTool, type TodoItem, type TodoWriteInput, TODO_WRITE_RESULT } from './todo-write';
+export { scheduleWakeupTool, type ScheduleWakeupInput, type Wakeup } from './schedule-wakeup';
 export { isReadOnlyBashCommand } from '../shell';
 export { formatInputValidationError } from './input-validation-error';
 export { noSuchToolError, toolUseError } from './tool-use-error';
@@ -32,8 +34,9 @@ export const TOOL_DEFINITIONS: readonly ToolDefinition<any>[] = [
   editTool,
   multiEditTool,
   writeTool,
-  // Answered by the workflow from its State; no activity runs it.
+  // Answered by the workflow from its State; no activity runs them.
   todoWriteTool,
+  scheduleWakeupTool,
 ];
 
 const BY_NAME: ReadonlyMap<string, ToolDefinition> = new Map(

@@ -1,0 +1,31 @@
+import type { Client } from '@temporalio/client';
+import { snapshotQuery, wakeSignal } from '../workflows/definitions';
+import { signalJob } from './signal-job';
+
+/**
+ * Wake job `id` from the wake-up it sleeps on. Its state is asked first, so a job that is not
+ * sleeping, or has ended, gets a clear answer instead of a signal that changes nothing.
+ */
+export async function wakeJob(client: Client, id: string): Promise<string> {
+  const handle = client.workflow.getHandle(id);
+  const snapshot = await handle.query(snapshotQuery, Number.MAX_SAFE_INTEGER);
+  if (snapshot.terminal) {
+    throw new Error(`Job ${id} has ended (${snapshot.terminal.reason}); it has no wake-up to fire.`);
+  }
+  if (!snapshot.wakeup) {
+    throw new Error(
+      `Job ${id} has no wake-up pending (phase: ${snapshot.phase}); it wakes only from one it scheduled with ScheduleWakeup.`,
+    );
+  }
+  const ended = await signalJob(
+    client,
+    id,
+    (target) => target.signal(wakeSignal),
+    (ending) => ({ refuse: `Job ${id} has ended (${ending}); it has no wake-up to fire.` }),
+  );
+  if (ended) return ended;
+  const at = `${snapshot.wakeup.at.slice(0, 19).replace('T', ' ')} UTC`;
+  return snapshot.phase === 'sleeping'
+    ? `woke ${id} (its wake-up was set for ${at}); it goes on with: ${snapshot.wakeup.prompt.slice(0, 200)}`
+    : `wake sent to ${id}: its wake-up (set for ${at}) fires as soon as the current turn ends`;
+}
