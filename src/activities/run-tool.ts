@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
@@ -15,9 +16,9 @@ import { workspaceHome } from './store/workspace-home';
 import { resumeCommand } from './command-resume';
 import { ownerAttempt, ToolJournal } from './tool-journal';
 import type { CommandRecord, FileChange, JournalEntry } from './tool-journal';
-import { thisHost, type CommandGroup } from './tools/command-run';
+import { thisHost, type CommandFiles, type CommandGroup } from './tools/command-run';
 import { executeTool } from './tools';
-import { storeLargeResult } from './tools/large-result';
+import { saveResult, storeLargeResult } from './tools/large-result';
 import { stateOf } from './tools/read-state';
 import { recoveredFile, removeAbandonedCopies } from './tools/replace-file';
 
@@ -111,7 +112,9 @@ async function runToolOnce(
   let sandboxed: boolean | undefined;
   const { attempt } = ctx.info;
   const policy = jobSandboxOrDefault(input.sandbox);
-  const { readOnly } = classifyToolUse(getToolDefinition(toolUse.name), toolUse.input);
+  // A background command is journaled even when read-only: its output files and its group are
+  // what the next attempt adopts, and what the model reads while it runs.
+  const readOnly = !input.background && classifyToolUse(getToolDefinition(toolUse.name), toolUse.input).readOnly;
   const run = async (onStart?: StartedEntry) =>
     (deps.execute ?? executeTool)(toolUse.name, toolUse.input, {
       workspace: input.workspace,
@@ -123,6 +126,7 @@ async function runToolOnce(
       onCommandStart: (facts) => {
         sandboxed = facts.sandboxed;
       },
+      ...(input.background ? { background: true } : {}),
       readState: input.readState ?? {},
       readDenyRules: input.readDenyRules ?? [],
       ...(input.gitGuard === true ? { gitGuard: true } : {}),
@@ -145,77 +149,135 @@ async function runToolOnce(
       attempt,
     });
 
-  let outcome: ToolOutcome | undefined;
-  if (readOnly) {
-    outcome = await cancellable(ctx, run(), { readOnly: true });
-  } else if (recorded?.status === 'started' && toolUse.name === 'Bash' && recorded.command) {
-    // Undefined when the recorded command never started: then it runs below, as a fresh call.
-    sandboxed = recorded.command.sandboxed;
-    outcome = await cancellable(
-      ctx,
-      resumeCommand({
-        entry: { ...recorded, command: recorded.command },
-        journal,
-        attempt,
-        signal: ctx.cancellationSignal,
-        heartbeat,
-        heartbeatMs: TOOL_HEARTBEAT_MS,
-        policy,
-        registerGroup: (group) => registerGroup(group, journal.entryFile(toolUse.id)),
-        releasePlaceholders: (paths) => deps.sandbox.releaseLeftovers(paths),
-      }),
-    );
-    // A resumed command's long output is saved as a fresh call's is (executeTool does that there).
-    if (outcome)
-      outcome = await storeLargeResult(
-        'Bash',
-        outcome,
+  // A background command's output, copied where the model may Read it while it runs and after.
+  const copier = input.background
+    ? outputCopier(
+        journal.commandFiles(toolUse.id),
         input.workspace,
         await workspaceHome(deps.dataDir, input.workspace),
-      );
-  } else if (recorded?.status === 'started' && !(toolUse.name === 'Bash' && recorded.command === null)) {
-    // (A Bash whose group was never recorded never started its command: it simply runs now.)
-    outcome = await afterInterruption(recorded, toolUse.name, input.workspace);
-  }
-  if (outcome === undefined) {
-    const started: StartedEntry = {
-      status: 'started',
-      toolUseId: toolUse.id,
-      name: toolUse.name,
-      startedAt: new Date().toISOString(),
-      attempt,
-      // null until the tool is about to replace its file: an entry left so says it never did.
-      ...(FILE_TOOLS.has(toolUse.name) ? { fileChange: null } : {}),
-      // null until the command's process group exists: an entry left so says it never started.
-      ...(toolUse.name === 'Bash' ? { command: null } : {}),
-    };
-    await journal.write(started);
-    outcome = await cancellable(ctx, run(started));
+        input.background.outputPath,
+      )
+    : undefined;
+  try {
+    return await finishCall(await runOrResume());
+  } finally {
+    await copier?.stop();
   }
 
-  const block: ToolResultBlock = {
-    type: 'tool_result',
-    tool_use_id: toolUse.id,
-    // The API rejects empty text; an empty result still has to say so.
-    content: outcome.blocks ?? (outcome.content === '' ? '(no output)' : outcome.content),
-    ...(outcome.isError ? { is_error: true } : {}),
-  };
-  const result: ToolRunResult = {
-    toolUseId: toolUse.id,
-    isError: outcome.isError,
-    ref: await deps.store.put(block),
-    preview: outcome.content.length > PREVIEW_CHARS ? `${outcome.content.slice(0, PREVIEW_CHARS)}…` : outcome.content,
-    chars: toolResultChars(block.content),
-    ...(outcome.fileStates?.length ? { fileStates: outcome.fileStates } : {}),
-    ...(sandboxed !== undefined ? { sandboxed } : {}),
-  };
-  if (!readOnly) {
-    await refuseIfSuperseded(journal, toolUse.id, attempt);
-    await journal.write({ status: 'completed', toolUseId: toolUse.id, name: toolUse.name, result, block });
-    if (toolUse.name === 'Bash') await journal.removeCommandFiles(toolUse.id).catch(() => undefined);
+  async function runOrResume(): Promise<ToolOutcome> {
+    let outcome: ToolOutcome | undefined;
+    if (readOnly) {
+      outcome = await cancellable(ctx, run(), { readOnly: true });
+    } else if (recorded?.status === 'started' && toolUse.name === 'Bash' && recorded.command) {
+      // Undefined when the recorded command never started: then it runs below, as a fresh call.
+      sandboxed = recorded.command.sandboxed;
+      outcome = await cancellable(
+        ctx,
+        resumeCommand({
+          entry: { ...recorded, command: recorded.command },
+          journal,
+          attempt,
+          signal: ctx.cancellationSignal,
+          heartbeat,
+          heartbeatMs: TOOL_HEARTBEAT_MS,
+          policy,
+          registerGroup: (group) => registerGroup(group, journal.entryFile(toolUse.id)),
+          releasePlaceholders: (paths) => deps.sandbox.releaseLeftovers(paths),
+        }),
+      );
+      // A resumed command's long output is saved as a fresh call's is (executeTool does that there).
+      if (outcome)
+        outcome = await storeLargeResult(
+          'Bash',
+          outcome,
+          input.workspace,
+          await workspaceHome(deps.dataDir, input.workspace),
+        );
+    } else if (recorded?.status === 'started' && !(toolUse.name === 'Bash' && recorded.command === null)) {
+      // (A Bash whose group was never recorded never started its command: it simply runs now.)
+      outcome = await afterInterruption(recorded, toolUse.name, input.workspace);
+    }
+    if (outcome === undefined) {
+      const started: StartedEntry = {
+        status: 'started',
+        toolUseId: toolUse.id,
+        name: toolUse.name,
+        startedAt: new Date().toISOString(),
+        attempt,
+        // null until the tool is about to replace its file: an entry left so says it never did.
+        ...(FILE_TOOLS.has(toolUse.name) ? { fileChange: null } : {}),
+        // null until the command's process group exists: an entry left so says it never started.
+        ...(toolUse.name === 'Bash' ? { command: null } : {}),
+      };
+      await journal.write(started);
+      outcome = await cancellable(ctx, run(started));
+    }
+    return outcome;
   }
-  if (deps.crashAfterJournal === toolUse.id) process.kill(process.pid, 'SIGKILL');
-  return result;
+
+  async function finishCall(outcome: ToolOutcome): Promise<ToolRunResult> {
+    // The last of a background command's output is copied before its files are let go.
+    await copier?.stop();
+    const block: ToolResultBlock = {
+      type: 'tool_result',
+      tool_use_id: toolUse.id,
+      // The API rejects empty text; an empty result still has to say so.
+      content: outcome.blocks ?? (outcome.content === '' ? '(no output)' : outcome.content),
+      ...(outcome.isError ? { is_error: true } : {}),
+    };
+    const result: ToolRunResult = {
+      toolUseId: toolUse.id,
+      isError: outcome.isError,
+      ref: await deps.store.put(block),
+      preview: outcome.content.length > PREVIEW_CHARS ? `${outcome.content.slice(0, PREVIEW_CHARS)}…` : outcome.content,
+      chars: toolResultChars(block.content),
+      ...(outcome.fileStates?.length ? { fileStates: outcome.fileStates } : {}),
+      ...(sandboxed !== undefined ? { sandboxed } : {}),
+    };
+    if (!readOnly) {
+      await refuseIfSuperseded(journal, toolUse.id, attempt);
+      await journal.write({ status: 'completed', toolUseId: toolUse.id, name: toolUse.name, result, block });
+      if (toolUse.name === 'Bash') await journal.removeCommandFiles(toolUse.id).catch(() => undefined);
+    }
+    if (deps.crashAfterJournal === toolUse.id) process.kill(process.pid, 'SIGKILL');
+    return result;
+  }
+}
+
+/** How often a background command's output is copied for the model, when it has grown. */
+const BACKGROUND_COPY_MS = 2_000;
+
+/**
+ * Copy a running command's captured output (its first part and the rest kept for saving) to
+ * `relative`, in the data folder and the workspace (`saveResult`), whenever it has grown; `stop`
+ * makes a last copy and ends the copying.
+ */
+function outputCopier(files: CommandFiles, workspace: string, dataHome: string, relative: string) {
+  let copied = -1;
+  let running: Promise<void> = Promise.resolve();
+  const copy = async () => {
+    const parts = await Promise.all(
+      [files.output, files.more].map((file) => readFile(file).catch(() => Buffer.alloc(0))),
+    );
+    const bytes = Buffer.concat(parts);
+    if (bytes.length === copied) return;
+    copied = bytes.length;
+    await saveResult(workspace, dataHome, relative, bytes.toString('utf8')).catch(() => undefined);
+  };
+  const timer = setInterval(() => {
+    running = running.then(copy);
+  }, BACKGROUND_COPY_MS);
+  let stopped: Promise<void> | undefined;
+  return {
+    stop: () => {
+      stopped ??= (async () => {
+        clearInterval(timer);
+        await running;
+        await copy();
+      })();
+      return stopped;
+    },
+  };
 }
 
 type StartedEntry = JournalEntry & { status: 'started' };

@@ -141,7 +141,11 @@ export function formatTerminal(terminal: Terminal): string {
 }
 
 /** A pending wake-up: when it fires, why, with what, and how to fire it now. */
-function formatWakeup(id: string, phase: SessionSnapshot['phase'], wakeup: NonNullable<SessionSnapshot['wakeup']>): string {
+function formatWakeup(
+  id: string,
+  phase: SessionSnapshot['phase'],
+  wakeup: NonNullable<SessionSnapshot['wakeup']>,
+): string {
   const at = new Date(wakeup.at);
   const seconds = Math.max(0, Math.round((at.getTime() - Date.now()) / 1000));
   const within = seconds >= 60 ? `${Math.floor(seconds / 60)} min ${seconds % 60} s` : `${seconds} s`;
@@ -170,6 +174,16 @@ export function formatSnapshot(id: string, snapshot: SessionSnapshot): string {
     );
   }
   if (snapshot.wakeup && !snapshot.terminal) lines.push(formatWakeup(id, snapshot.phase, snapshot.wakeup));
+  if (snapshot.backgroundTasks?.length) {
+    lines.push(
+      '  background commands:',
+      ...snapshot.backgroundTasks.map(
+        (task) =>
+          `    ${task.taskId} ${task.status}${task.exitCode !== undefined && task.status !== 'running' ? ` (exit code ${task.exitCode})` : ''}: ${clip(task.label, 120)}` +
+          (task.status === 'running' ? `\n      output: ${task.outputFile}` : ''),
+      ),
+    );
+  }
   if (snapshot.runningTools.length > 0) {
     lines.push(`  running: ${snapshot.runningTools.map((tool) => `${tool.name} (${tool.toolUseId})`).join(', ')}`);
   }

@@ -167,6 +167,12 @@ export interface RunToolInput {
    * sandbox is required, with the default policy.
    */
   sandbox?: JobSandbox;
+  /**
+   * A Bash call the model asked to run in the background: it runs without Bash's timeout (the job
+   * stops it when it ends), and its output is copied as it grows to `outputPath` (relative to the
+   * workspace), which the model may Read.
+   */
+  background?: { outputPath: string };
 }
 
 /** A tool's result as the workflow keeps it: the content itself is in the store. */

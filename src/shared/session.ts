@@ -250,6 +250,8 @@ export const SESSION_PHASES = [
   'waiting_for_credentials',
   // ScheduleWakeup: the turn ended and the job waits on a timer, holding no worker.
   'sleeping',
+  // The turn ended with background commands running: the job waits for the first to end.
+  'waiting_for_background',
   'finished',
 ] as const;
 export type SessionPhase = (typeof SESSION_PHASES)[number];
@@ -286,6 +288,15 @@ export interface SessionSnapshot {
   abortRequested: boolean;
   /** The task queue of the host that holds the workspace (its tool calls and hooks run there), once known. */
   hostQueue?: string;
+  /** The job's background commands: running, and ended (with how). */
+  backgroundTasks?: Array<{
+    taskId: string;
+    toolUseId: string;
+    label: string;
+    status: 'running' | 'completed' | 'failed' | 'stopped';
+    outputFile: string;
+    exitCode?: number;
+  }>;
   /** The wake-up the job has scheduled, if any: when it fires (ISO 8601), why, and with what message. */
   wakeup?: { at: string; reason: string; prompt: string };
   events: SessionEvent[];

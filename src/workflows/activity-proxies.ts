@@ -9,6 +9,9 @@ import { activitySummary, toolCallLabel } from './progress-details';
 
 type Activities = ReturnType<typeof createActivities>;
 
+/** A background command's activity: a week, with an hour to spare (its Bash limit is the week). */
+const BACKGROUND_START_TO_CLOSE_MS = 7 * 24 * 3_600_000 + 3_600_000;
+
 /**
  * Jobs recorded before this patch cancelled their tool and hook activities with `TRY_CANCEL`: an
  * abort resolved at once, and the Terminal could be written while a Bash still ran. Newer jobs wait
@@ -115,6 +118,18 @@ export function sessionActivities(timeouts: SessionTimeouts, turn: () => number 
       retry: { initialInterval: 1_000, maximumAttempts: 5 },
       cancellationType: toolCancellationType(),
     });
+  // A background command runs as long as it runs (the job stops it when it ends): its heartbeat, not
+  // a start-to-close timeout, tells a dead worker, whose successor on the host adopts the command.
+  const backgroundStub = (input: Parameters<Activities['runTool']>[0]) =>
+    proxyActivities<Pick<Activities, 'runTool'>>({
+      ...onHost(),
+      activityId: `background-${input.toolUse.id}`,
+      summary: activitySummary(turn(), `background ${toolCallLabel(input.toolUse, input.workspace)}`),
+      startToCloseTimeout: BACKGROUND_START_TO_CLOSE_MS,
+      heartbeatTimeout: timeouts.toolHeartbeatMs,
+      retry: { initialInterval: 1_000, maximumAttempts: 5 },
+      cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    });
   // All of an event's hooks run in one activity, in parallel: it may take as long as the slowest.
   const hookStub = (key: string, input: Parameters<Activities['runHooks']>[0]) =>
     proxyActivities<Pick<Activities, 'runHooks'>>({
@@ -156,6 +171,7 @@ export function sessionActivities(timeouts: SessionTimeouts, turn: () => number 
     seedConversation: (input: Parameters<Activities['seedConversation']>[0]) =>
       local(setup('resumed conversation')).seedConversation(input),
     runTool: (input: Parameters<Activities['runTool']>[0]) => toolStub(input).runTool(input),
+    runBackgroundTool: (input: Parameters<Activities['runTool']>[0]) => backgroundStub(input).runTool(input),
     runHooks: (input: Parameters<Activities['runHooks']>[0], key: string) => hookStub(key, input).runHooks(input),
   };
 }

@@ -49,6 +49,7 @@ import { runToolsPhase } from './tools-phase';
 import type { ToolsPhaseOutcome } from './tools-phase';
 import type { TurnStep } from './turn-step';
 import { sleepUntilWakeup } from './wakeup-phase';
+import { BackgroundTasks, taskNotification } from './background-tasks';
 
 /** Guards the stop-reason paths (refusal, pause_turn, context window, exhausted recovery). */
 const STOP_REASONS_PATCH = 'stop-reasons';
@@ -88,6 +89,7 @@ async function runSession(input: SessionInput): Promise<Terminal> {
   const control = new SessionControl(input.maxTurns, input.resume, () => state);
   control.route = route;
   control.install();
+  control.background = new BackgroundTasks(control.rootScope, (run) => activities.runBackgroundTool(run));
 
   const info = workflowInfo();
   if (!input.resume && input.batch?.setupError === undefined && patched(WORKSPACE_AFFINITY_PATCH)) {
@@ -142,11 +144,18 @@ async function runSession(input: SessionInput): Promise<Terminal> {
   try {
     for (;;) {
       let step = await runTurn(session, state);
-      // Only a job whose model called ScheduleWakeup (behind its patch) ends a turn with one pending.
-      if (step.kind === 'terminal' && step.reason === 'completed' && step.state.wakeup) {
+      // Only a job whose model called ScheduleWakeup or ran a background command (each behind its
+      // patch) ends a turn with something to wait for.
+      if (
+        step.kind === 'terminal' &&
+        step.reason === 'completed' &&
+        (step.state.wakeup || control.background.running.length > 0 || control.background.news.length > 0)
+      ) {
         step = await sleepUntilWakeup(session, step.state);
       }
       if (step.kind === 'terminal') {
+        // Nothing of the job runs on after it: its background commands are stopped first.
+        await control.background.stopAll();
         return await finish(activities, control, step.state, step.reason, step.detail, ending(step.state));
       }
       const transition = step.state.transition?.reason;
@@ -155,7 +164,8 @@ async function runSession(input: SessionInput): Promise<Terminal> {
         control.record({ turn: state.turnCount, kind: 'notice', text: `transition: ${transition}` });
       }
       control.showTurnState(undefined);
-      if (workflowInfo().continueAsNewSuggested) {
+      // A background command's activity belongs to this run: the job continues as new once none runs.
+      if (workflowInfo().continueAsNewSuggested && control.background.running.length === 0) {
         await condition(allHandlersFinished);
         await continueAsNew<typeof agentSession>({
           ...input,
@@ -179,8 +189,11 @@ async function runSession(input: SessionInput): Promise<Terminal> {
     }
   } catch (error) {
     // Plain Temporal cancellation of the whole job lands here when no turn was running.
-    if (isCancellation(error))
+    if (isCancellation(error)) {
+      // The cancellation reached the background commands' scopes too: wait until they have stopped.
+      await control.background.stopAll();
       return await finish(activities, control, state, 'aborted_streaming', 'workflow cancelled', ending(state));
+    }
     throw error;
   }
 }
@@ -191,7 +204,7 @@ async function runTurn(session: Session, state: State): Promise<TurnStep> {
   // Before anything of the turn, so input queued for it is reported as not sent.
   const spent = budgetExhausted(session, state, `turn ${state.turnCount}'s model call`);
   if (spent) return { kind: 'terminal', state: stoppedBeforeTurn(state), reason: 'budget_exhausted', detail: spent };
-  state = withQueuedUserInput(session, state);
+  state = withQueuedUserInput(session, withBackgroundNews(session, state));
 
   // Phase 1: keep the context within the model's window.
   let microcompact: MicrocompactInput | undefined;
@@ -523,6 +536,26 @@ function nextTurn(session: Session, after: State, reason: 'pause_turn', detailIf
     return { kind: 'terminal', state: after, reason: 'max_turns', detail: detailIfStopped };
   }
   return { kind: 'continue', state: { ...after, turnCount: nextTurnCount, transition: { reason } } };
+}
+
+/** Background commands that ended since the last turn: a notification for each joins the next request. */
+function withBackgroundNews(session: Session, state: State): State {
+  const news = session.control.background?.news ?? [];
+  if (news.length === 0) return state;
+  const blocks: TextBlock[] = news.map((task) => {
+    task.reported = true;
+    session.control.record({
+      turn: state.turnCount,
+      kind: 'notice',
+      text: `background command ${task.taskId} ${task.status}${task.exitCode !== undefined ? ` (exit code ${task.exitCode})` : ''}: ${task.label}`,
+    });
+    return { type: 'text', text: taskNotification(task) };
+  });
+  const last = state.pending.at(-1);
+  const pending: PendingUserMessage[] = last
+    ? [...state.pending.slice(0, -1), { role: 'user', content: [...last.content, ...blocks] }]
+    : [...state.pending, { role: 'user', content: blocks }];
+  return { ...state, pending };
 }
 
 /** Phase 5, taken at the turn boundary: user input queued by signal joins the next request. */

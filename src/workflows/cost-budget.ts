@@ -123,7 +123,12 @@ function reportCost(session: Session, costUsd: number): void {
 }
 
 /** Transitions that start a new turn: a budget stop right after one ends with the turns that ran. */
-const NEW_TURN_TRANSITIONS: ReadonlySet<string> = new Set(['next_turn', 'pause_turn', 'stop_hook_blocking', 'scheduled_wakeup']);
+const NEW_TURN_TRANSITIONS: ReadonlySet<string> = new Set([
+  'next_turn',
+  'pause_turn',
+  'stop_hook_blocking',
+  'scheduled_wakeup',
+]);
 
 /**
  * The State a budget stop at the start of a turn ends with: a turn whose model call never started

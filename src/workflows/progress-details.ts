@@ -66,6 +66,7 @@ const PHASE_WORDS: Record<SessionPhase, string> = {
   compacting: 'compacting the conversation',
   waiting_for_credentials: 'waiting for a worker with model credentials',
   sleeping: 'sleeping until its wake-up',
+  waiting_for_background: 'waiting for a background command to end',
   finished: 'finished',
 };
 

@@ -43,6 +43,7 @@ import {
   wakeSignal,
 } from './definitions';
 import { showProgress } from './progress-details';
+import type { BackgroundTasks } from './background-tasks';
 import { clock } from '../shared/tools/schedule-wakeup';
 import { storeRoots } from './store-roots';
 
@@ -100,7 +101,9 @@ export class SessionControl {
   /** Cancelled by `abort`; the loop runs each turn's model call and tools inside it. */
   private turnScope: CancellationScope | undefined;
   /** The workflow's root scope: plain Temporal cancellation of the job cancels it. */
-  private readonly rootScope = CancellationScope.current();
+  readonly rootScope = CancellationScope.current();
+  /** The job's background commands (Bash `run_in_background`); set by the loop. */
+  background: BackgroundTasks | undefined;
   /** The job's stored system prompt, for `storeRoots`; carried over by continue-as-new, else set at start. */
   private systemPromptRef: ContentRef | undefined;
 
@@ -359,6 +362,18 @@ export class SessionControl {
               reason: state.wakeup.reason,
               prompt: clip(state.wakeup.prompt),
             },
+          }
+        : {}),
+      ...(this.background?.tasks.size
+        ? {
+            backgroundTasks: [...this.background.tasks.values()].map((task) => ({
+              taskId: task.taskId,
+              toolUseId: task.toolUseId,
+              label: task.label,
+              status: task.status,
+              outputFile: task.outputFile,
+              ...(task.exitCode !== undefined ? { exitCode: task.exitCode } : {}),
+            })),
           }
         : {}),
       events: this.events.filter((event) => event.seq > sinceSeq),

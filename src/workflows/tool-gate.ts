@@ -11,6 +11,9 @@ import type { Denial } from '../shared/terminal';
 import { TODO_WRITE_RESULT, todoWriteTool } from '../shared/tools/todo-write';
 import type { TodoItem } from '../shared/tools/todo-write';
 import { decideWakeup, scheduleWakeupTool } from '../shared/tools/schedule-wakeup';
+import { bashTool } from '../shared/tools/bash';
+import { taskStopTool } from '../shared/tools/task-stop';
+import type { BackgroundTasks } from './background-tasks';
 import type { Wakeup } from '../shared/tools/schedule-wakeup';
 import { fileStateKeysFor } from '../shared/tools';
 import { formatInputValidationError } from '../shared/tools/input-validation-error';
@@ -52,6 +55,8 @@ export interface GateContext {
   effects: TurnEffects;
   /** The tools offered to the model (`--tools`, less the tools a bare deny rule names). */
   offered: readonly string[];
+  /** The job's background commands (Bash `run_in_background`, TaskStop). */
+  background?: BackgroundTasks;
 }
 
 /**
@@ -72,6 +77,18 @@ export const TOOL_USE_ERROR_PATCH = 'tool-use-error-wording';
  */
 export const SCHEDULE_WAKEUP_PATCH = 'schedule-wakeup';
 
+/**
+ * Guards background commands: jobs recorded before it refused Bash's `run_in_background: true`
+ * (the tool's input check did) and answered TaskStop as a tool they did not offer.
+ */
+export const BACKGROUND_BASH_PATCH = 'background-bash';
+
+/** Tools newer than some recorded jobs, and the patch that guards each: unoffered in those jobs' replays. */
+const NEWER_TOOLS: Readonly<Record<string, string>> = {
+  [scheduleWakeupTool.name]: SCHEDULE_WAKEUP_PATCH,
+  [taskStopTool.name]: BACKGROUND_BASH_PATCH,
+};
+
 export type GatedResult = FinishedCall;
 
 const INPUT_PREVIEW_CHARS = 500;
@@ -82,10 +99,9 @@ const INPUT_PREVIEW_CHARS = 500;
  * (holding no worker: the workflow just waits for a signal), and then run as an activity.
  */
 export async function gateAndRun(toolUse: ToolUseBlock, ctx: GateContext): Promise<GatedResult> {
+  const since = NEWER_TOOLS[toolUse.name];
   const offered =
-    toolUse.name === scheduleWakeupTool.name && !patched(SCHEDULE_WAKEUP_PATCH)
-      ? ctx.offered.filter((name) => name !== toolUse.name)
-      : ctx.offered;
+    since !== undefined && !patched(since) ? ctx.offered.filter((name) => name !== toolUse.name) : ctx.offered;
   // A tool the job did not offer does not exist for it, as for Claude Code: no hook, no rule, no run.
   if (!offered.includes(toolUse.name) && patched(UNOFFERED_TOOL_PATCH)) {
     // The model has the offered tools in its request; the answer needs no list of them.
@@ -109,6 +125,7 @@ export async function gateAndRun(toolUse: ToolUseBlock, ctx: GateContext): Promi
   }
   if (toolUse.name === todoWriteTool.name) return todoWrite(toolUse, ctx);
   if (toolUse.name === scheduleWakeupTool.name && offered.includes(toolUse.name)) return scheduleWakeup(toolUse, ctx);
+  if (toolUse.name === taskStopTool.name && offered.includes(toolUse.name)) return taskStop(toolUse, ctx);
 
   const permissions = ctx.permissions();
   if (permissions) {
@@ -143,19 +160,43 @@ export async function gateAndRun(toolUse: ToolUseBlock, ctx: GateContext): Promi
     const known = ctx.effects.readFileState[key];
     if (known) readState[key] = known;
   }
+  const readDenyRules = permissions?.rules.deny.filter((rule) => rule.startsWith('Read('));
+  const gitGuard = [...(permissions?.rules.deny ?? []), ...(permissions?.rules.ask ?? [])].some(isBashRuleText);
+  const runInput: RunToolInput = {
+    sessionKey: ctx.sessionKey,
+    workspace: ctx.workspace,
+    toolUse,
+    readState,
+    ...(readDenyRules?.length ? { readDenyRules } : {}),
+    ...(gitGuard ? { gitGuard } : {}),
+    ...(ctx.sandbox ? { sandbox: ctx.sandbox } : {}),
+  };
+  const background =
+    ctx.background && isBackgroundBash(toolUse) && patched(BACKGROUND_BASH_PATCH)
+      ? withoutBackgroundFlag(toolUse)
+      : undefined;
+  // An input the tool would refuse runs as a foreground call, whose input check says what is wrong.
+  if (background && !bashTool.inputSchema.safeParse(background.input).success) runInput.toolUse = background;
+  else if (background && ctx.background) {
+    const task = ctx.background.start(toolUse, { ...runInput, toolUse: background }, ctx.workspace);
+    ctx.control.record({
+      turn: ctx.control.turnCount(),
+      kind: 'notice',
+      text: `background command ${task.taskId} started: ${task.label}`,
+    });
+    return {
+      ...inline(
+        toolUse.id,
+        `Command running in background with ID: ${task.taskId}. Output is being written to: ${task.outputFile}. ` +
+          'You will be notified when it completes. To check interim output, use Read on that file path.',
+        false,
+      ),
+      ran: true,
+    };
+  }
   let result: ToolRunResult;
   try {
-    const readDenyRules = permissions?.rules.deny.filter((rule) => rule.startsWith('Read('));
-    const gitGuard = [...(permissions?.rules.deny ?? []), ...(permissions?.rules.ask ?? [])].some(isBashRuleText);
-    result = await ctx.runTool({
-      sessionKey: ctx.sessionKey,
-      workspace: ctx.workspace,
-      toolUse,
-      readState,
-      ...(readDenyRules?.length ? { readDenyRules } : {}),
-      ...(gitGuard ? { gitGuard } : {}),
-      ...(ctx.sandbox ? { sandbox: ctx.sandbox } : {}),
-    });
+    result = await ctx.runTool(runInput);
   } catch (error) {
     // Retries exhausted: an infrastructure failure, not the model's. The model is told and the job
     // goes on, rather than dying with a tool_use unanswered.
@@ -254,6 +295,37 @@ async function askPerson(toolUse: ToolUseBlock, reason: string, ctx: GateContext
     if (control.approvals.size === 0) publishWaiting(false);
     if (control.phase === 'waiting_for_approval' && control.approvals.size === 0) control.phase = phaseBefore;
   }
+}
+
+/** A Bash call with `run_in_background: true` (or "true"). */
+function isBackgroundBash(toolUse: ToolUseBlock): boolean {
+  if (toolUse.name !== bashTool.name) return false;
+  const input = toolUse.input;
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) return false;
+  const flag = (input as Record<string, unknown>).run_in_background;
+  return flag === true || flag === 'true';
+}
+
+/** The call as the tool runs it: the job, not the tool, takes care of running it in the background. */
+function withoutBackgroundFlag(toolUse: ToolUseBlock): ToolUseBlock {
+  const { run_in_background: _flag, ...rest } = toolUse.input as Record<string, unknown>;
+  return { ...toolUse, input: rest };
+}
+
+/** TaskStop: the task's activity is cancelled, which kills its processes, before the answer. */
+async function taskStop(toolUse: ToolUseBlock, ctx: GateContext): Promise<GatedResult> {
+  const parsed = taskStopTool.inputSchema.safeParse(toolUse.input);
+  if (!parsed.success) return inline(toolUse.id, formatInputValidationError(taskStopTool.name, parsed.error), true);
+  const id = parsed.data.task_id ?? parsed.data.shell_id;
+  if (id === undefined) return inline(toolUse.id, toolUseError('Missing required parameter: task_id'), true);
+  const task = ctx.background?.tasks.get(id);
+  if (!task) return inline(toolUse.id, toolUseError(`No task found with ID: ${id}`), true);
+  if (task.status !== 'running') {
+    return inline(toolUse.id, toolUseError(`Task ${id} is not running (status: ${task.status})`), true);
+  }
+  await ctx.background!.stop(task);
+  ctx.control.record({ turn: ctx.control.turnCount(), kind: 'notice', text: `background command ${id} stopped` });
+  return { ...inline(toolUse.id, `Successfully stopped task: ${id} (${task.label})`, false), ran: true };
 }
 
 /** ScheduleWakeup is answered here: the wake-up joins the State, and the loop sleeps when the turn ends. */

@@ -55,6 +55,7 @@ export async function runToolsPhase(
           ...(session.hooks ? { hooks: session.hooks } : {}),
           effects,
           offered: session.tools,
+          ...(control.background ? { background: control.background } : {}),
         }),
       onStart: (toolUse) => {
         control.runningTools.set(toolUse.id, toolUse.name);

@@ -34,6 +34,7 @@ import {
   uniqueTaskQueue,
 } from './harness';
 import { terminalOf } from './jobs';
+import { backgroundTaskId } from '../../src/workflows/background-tasks';
 
 interface Scenario {
   name: string;
@@ -426,6 +427,42 @@ const scenarios: Scenario[] = [
       // Turn 3 answers the message; the wake-up of turn 1 then fires on its own (clamped to 60 s).
       await asleep(5);
       await handle.signal(wakeSignal, ...(['now'] as unknown as []));
+    },
+  },
+  {
+    // Background commands (patched('background-bash')): two start in the background, the model
+    // stops one with TaskStop (and names a task that does not exist), the turn ends while the
+    // other runs, and its ending comes back as a notification that takes the next turn.
+    name: 'background-bash',
+    input: { permissions: { mode: 'bypassPermissions' } },
+    session: {
+      replies: [
+        {
+          content: [
+            text('Starting both.'),
+            {
+              type: 'tool_use' as const,
+              id: 'bg1',
+              name: 'Bash',
+              input: { command: 'sleep 2; echo built', run_in_background: true },
+            },
+            {
+              type: 'tool_use' as const,
+              id: 'bg2',
+              name: 'Bash',
+              input: { command: 'sleep 300', run_in_background: true },
+            },
+          ],
+        },
+        {
+          content: [
+            { type: 'tool_use' as const, id: 'st1', name: 'TaskStop', input: { task_id: backgroundTaskId('bg2') } },
+            { type: 'tool_use' as const, id: 'st2', name: 'TaskStop', input: { task_id: 'bnosuchid' } },
+          ],
+        },
+        { content: [text('Waiting for the build.')] },
+        { content: [text('The build is done.')] },
+      ],
     },
   },
 ];

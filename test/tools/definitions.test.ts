@@ -3,7 +3,7 @@ import { classifyToolUse } from '../../src/shared/tool-definition';
 import { getToolDefinition, isReadOnlyBashCommand, TOOL_DEFINITIONS } from '../../src/shared/tools/index';
 
 describe('tool definitions', () => {
-  it('offers the nine tools under their Claude Code names', () => {
+  it('offers the ten tools under their Claude Code names', () => {
     expect(TOOL_DEFINITIONS.map((tool) => tool.name).sort()).toEqual([
       'Bash',
       'Edit',
@@ -12,6 +12,7 @@ describe('tool definitions', () => {
       'MultiEdit',
       'Read',
       'ScheduleWakeup',
+      'TaskStop',
       'TodoWrite',
       'Write',
     ]);

@@ -19,6 +19,12 @@ import { ReadDenyGuard } from './read-deny';
 import type { ToolContext } from './tool-context';
 
 /**
+ * How long a background command may run: as long as its job, in practice (the job stops it when
+ * it ends); this only bounds one that outlives a job nobody ends.
+ */
+export const BACKGROUND_TIMEOUT_MS = 7 * 24 * 3_600_000;
+
+/**
  * A cancellation (abort) reaches the activity only in the answer to a heartbeat: at one a second
  * (the worker's throttle lets each through), an abort stops the command within about a second.
  */
@@ -30,7 +36,9 @@ const HEARTBEAT_MS = 1000;
  * worker has none.
  */
 export async function runBash(input: BashInput, ctx: ToolContext, heartbeatMs = HEARTBEAT_MS): Promise<ToolOutcome> {
-  const timeoutMs = Math.min(input.timeout ?? BASH_DEFAULT_TIMEOUT_MS, BASH_MAX_TIMEOUT_MS);
+  const timeoutMs = ctx.background
+    ? BACKGROUND_TIMEOUT_MS
+    : Math.min(input.timeout ?? BASH_DEFAULT_TIMEOUT_MS, BASH_MAX_TIMEOUT_MS);
   let result: Finished | { spawnError: Error };
   let prepared: PreparedCommand;
   try {

@@ -129,7 +129,7 @@ function preview(text: string): string {
  * workspace. Succeeds when either copy was written: the data folder's is the one that lasts, the
  * workspace's is what Bash can see.
  */
-async function saveResult(workspace: string, dataHome: string | undefined, relative: string, text: string) {
+export async function saveResult(workspace: string, dataHome: string | undefined, relative: string, text: string) {
   if (dataHome === undefined) return saveInWorkspace(workspace, relative, text);
   await saveFile(path.join(dataHome, relative), text);
   // The workspace copy is only a convenience: read-only, full or refused, nothing is lost.

@@ -22,6 +22,8 @@ export interface PlannedFileChange {
 export interface ToolContext {
   /** Workspace root: absolute and realpath'd. Every path a tool touches must lie inside it. */
   workspace: string;
+  /** A Bash call run in the background: no Bash timeout applies (the job stops it when it ends). */
+  background?: boolean;
   /** Aborted when the activity is cancelled; tools stop their work and reject with an AbortError. */
   signal: AbortSignal;
   /** Called while a long tool runs so the activity's heartbeat timeout does not expire. */

@@ -21,13 +21,13 @@ export const bashInputSchema = lazySchema(() =>
       'Clear, concise description of what this command does in 5-10 words, in active voice. Examples: "List files in current directory", "Install package dependencies"',
       1000,
     ).optional(),
-    // Claude Code's two other Bash inputs, taken so a call that sets them to false runs; true asks
-    // for what this tool does not do, and is refused with the reason.
+    // The job runs a call with run_in_background true in the background (tool-gate.ts) and hands
+    // the tool the call without it; only jobs started before background commands send it here.
     run_in_background: flagField(
-      'Must be false or omitted: commands always run in the foreground here, and the result is returned when they end.',
+      'Set to true to run this command in the background. You get its ID and the file its output goes to at once, and are notified when it ends; TaskStop stops it.',
     )
       .refine((value) => value !== true, {
-        message: `background commands are not supported: run the command in the foreground, with a timeout of up to ${BASH_MAX_TIMEOUT_MS} ms`,
+        message: `background commands are not supported by this job (it was started by an older version): run the command in the foreground, with a timeout of up to ${BASH_MAX_TIMEOUT_MS} ms`,
       })
       .optional(),
     dangerouslyDisableSandbox: flagField(

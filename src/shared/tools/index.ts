@@ -7,6 +7,7 @@ import { grepTool } from './grep';
 import { multiEditTool } from './multi-edit';
 import { readTool } from './read';
 import { scheduleWakeupTool } from './schedule-wakeup';
+import { taskStopTool } from './task-stop';
 import { MAX_PATH_CHARS } from './schema-parts';
 import { todoWriteTool } from './todo-write';
 import { writeTool } from './write';
@@ -20,6 +21,7 @@ export { readTool, type ReadInput } from './read';
 export { writeTool, type WriteInput } from './write';
 export { todoWriteTool, type TodoItem, type TodoWriteInput, TODO_WRITE_RESULT } from './todo-write';
 export { scheduleWakeupTool, type ScheduleWakeupInput, type Wakeup } from './schedule-wakeup';
+export { taskStopTool, type TaskStopInput } from './task-stop';
 export { isReadOnlyBashCommand } from '../shell';
 export { formatInputValidationError } from './input-validation-error';
 export { noSuchToolError, toolUseError } from './tool-use-error';
@@ -37,6 +39,7 @@ export const TOOL_DEFINITIONS: readonly ToolDefinition<any>[] = [
   // Answered by the workflow from its State; no activity runs them.
   todoWriteTool,
   scheduleWakeupTool,
+  taskStopTool,
 ];
 
 const BY_NAME: ReadonlyMap<string, ToolDefinition> = new Map(

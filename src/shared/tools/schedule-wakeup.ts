@@ -28,7 +28,9 @@ const scheduleWakeupSchema = lazySchema(() =>
       'The message the job wakes with: what to do then. Required unless `stop` is true.',
       WAKEUP_PROMPT_CHARS,
     ).optional(),
-    stop: flagField('true cancels the pending wake-up and schedules none; the other fields are then ignored.').optional(),
+    stop: flagField(
+      'true cancels the pending wake-up and schedules none; the other fields are then ignored.',
+    ).optional(),
     noop: flagField(
       'true when this tick changed nothing (you checked and there is nothing to report); false when it did.',
     ).optional(),

@@ -97,7 +97,8 @@ export class DevServer {
     // Something listening on the port is not proof enough: it may be another process, with ours
     // exiting because it could not bind. So the namespace must answer while our process lives.
     for (;;) {
-      if (child.exitCode !== null || child.signalCode !== null) throw failed(`exited (${child.exitCode ?? child.signalCode})`);
+      if (child.exitCode !== null || child.signalCode !== null)
+        throw failed(`exited (${child.exitCode ?? child.signalCode})`);
       if (Date.now() > deadline) throw failed('did not serve the namespace within 60 s');
       if (await isListening(this.port)) {
         try {
