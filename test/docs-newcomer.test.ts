@@ -151,6 +151,13 @@ describe("the README's newcomer path", () => {
         expect(seen).toMatchObject({ code: 0, stdout: expect.stringContaining(`message queued for ${jobId}`) });
       } else if (subcommand === 'abort') {
         expect(seen).toMatchObject({ code: 0, stdout: expect.stringContaining(`abort sent to ${jobId}`) });
+      } else if (subcommand === 'wake') {
+        // This job scheduled no wake-up (and has been aborted): told so plainly, nothing sent.
+        expect(seen).toMatchObject({
+          code: 1,
+          stderr: expect.stringMatching(/has ended \(aborted_\w+\)|has no wake-up pending/),
+        });
+        expect(last.stderr).not.toMatch(/\n\s+at .*:\d+:\d+\)?\n/);
       } else if (subcommand === 'result') {
         // The job was aborted on the way: exit status 1 (it did not complete), and the Terminal says so.
         expect(seen).toMatchObject({ code: 1, stderr: expect.stringContaining('aborted_streaming') });
