@@ -191,7 +191,7 @@ describe('Bash run_in_background', () => {
     await runCli(['result', 'bg-stop'], env(llm));
     const ended = await status('bg-stop', llm);
     expect(ended.terminal.reason).toBe('aborted_tools');
-    expect(ended.terminal.detail).toContain('while waiting for background commands');
+    expect(ended.terminal.detail).toContain('while waiting for background tasks');
     expect(ended.backgroundTasks.map((task: { status: string }) => task.status)).toEqual(['stopped', 'stopped']);
     expect(processesWith(`${tag}-b`)).toEqual([]);
     expect(processesWith(`${tag}-c`)).toEqual([]);

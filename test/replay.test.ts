@@ -8,14 +8,15 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
  * workflow code: a change that would break a running job fails here (DESIGN.md invariant 1).
  */
 /**
- * The workflow id to replay a history under. A batch derives its jobs' ids from its own, so its
- * histories replay under the id they were recorded with (`record-histories.ts`); a job's id is in
- * no command, so any id does.
+ * The workflow id to replay a history under. A batch derives its jobs' ids from its own, and a job
+ * its agents' ids, so their histories replay under the id they were recorded with
+ * (`record-histories.ts`); another job's id is in no command, so any id does.
  */
 function recordedId(file: string): string {
   const name = path.basename(file, '.json');
   if (name.startsWith('batch-budget-job')) return 'history-batch-budget/t1';
   if (name.startsWith('batch-budget') || name.startsWith('batch-rerun')) return 'history-batch-budget';
+  if (name === 'agent-subagent') return 'history-agent-subagent';
   return `replay-${file}`;
 }
 

@@ -50,6 +50,7 @@ import type { ToolsPhaseOutcome } from './tools-phase';
 import type { TurnStep } from './turn-step';
 import { sleepUntilWakeup } from './wakeup-phase';
 import { BackgroundTasks, taskNotification } from './background-tasks';
+import { withAgentCosts } from './agent-phase';
 
 /** Guards the stop-reason paths (refusal, pause_turn, context window, exhausted recovery). */
 const STOP_REASONS_PATCH = 'stop-reasons';
@@ -154,9 +155,11 @@ async function runSession(input: SessionInput): Promise<Terminal> {
         step = await sleepUntilWakeup(session, step.state);
       }
       if (step.kind === 'terminal') {
-        // Nothing of the job runs on after it: its background commands are stopped first.
+        // Nothing of the job runs on after it: its background commands and agents are stopped
+        // first, and what the agents cost is the job's.
         await control.background.stopAll();
-        return await finish(activities, control, step.state, step.reason, step.detail, ending(step.state));
+        const last = withAgentCosts(session, step.state);
+        return await finish(activities, control, last, step.reason, step.detail, ending(last));
       }
       const transition = step.state.transition?.reason;
       state = transition ? counted(step.state, transition) : step.state;
@@ -192,7 +195,8 @@ async function runSession(input: SessionInput): Promise<Terminal> {
     if (isCancellation(error)) {
       // The cancellation reached the background commands' scopes too: wait until they have stopped.
       await control.background.stopAll();
-      return await finish(activities, control, state, 'aborted_streaming', 'workflow cancelled', ending(state));
+      const last = session ? withAgentCosts(session, state) : state;
+      return await finish(activities, control, last, 'aborted_streaming', 'workflow cancelled', ending(last));
     }
     throw error;
   }
@@ -201,6 +205,8 @@ async function runSession(input: SessionInput): Promise<Terminal> {
 /** One iteration of the seed's `while (true)`. */
 async function runTurn(session: Session, state: State): Promise<TurnStep> {
   const { control } = session;
+  // What agents that ended since the last turn cost counts before the budget is checked.
+  state = withAgentCosts(session, state);
   // Before anything of the turn, so input queued for it is reported as not sent.
   const spent = budgetExhausted(session, state, `turn ${state.turnCount}'s model call`);
   if (spent) return { kind: 'terminal', state: stoppedBeforeTurn(state), reason: 'budget_exhausted', detail: spent };
@@ -343,6 +349,8 @@ async function runTurn(session: Session, state: State): Promise<TurnStep> {
 function afterTools(session: Session, after: State, tools: ToolsPhaseOutcome, extra: TextBlock[]): TurnStep {
   const { control } = session;
   const results = session.contextPipeline ? withTurnBudget(tools.results) : tools.results;
+  // Agents that ended in the foreground this turn: their cost is the job's from now on.
+  after = withAgentCosts(session, after);
   const feedback: TextBlock[] = tools.effects.hookFeedback.map((text) => ({ type: 'text', text }));
   const withResults: State = {
     ...after,

@@ -13,6 +13,7 @@ import type { TodoItem } from '../shared/tools/todo-write';
 import { decideWakeup, scheduleWakeupTool } from '../shared/tools/schedule-wakeup';
 import { bashTool } from '../shared/tools/bash';
 import { taskStopTool } from '../shared/tools/task-stop';
+import { agentTool } from '../shared/tools/agent';
 import type { BackgroundTasks } from './background-tasks';
 import type { Wakeup } from '../shared/tools/schedule-wakeup';
 import { fileStateKeysFor } from '../shared/tools';
@@ -57,6 +58,8 @@ export interface GateContext {
   offered: readonly string[];
   /** The job's background commands (Bash `run_in_background`, TaskStop). */
   background?: BackgroundTasks;
+  /** Starts a subagent for an Agent call (`agent-phase.ts`). */
+  launchAgent?: (toolUse: ToolUseBlock) => Promise<GatedResult>;
 }
 
 /**
@@ -83,10 +86,14 @@ export const SCHEDULE_WAKEUP_PATCH = 'schedule-wakeup';
  */
 export const BACKGROUND_BASH_PATCH = 'background-bash';
 
+/** Guards Agent: jobs recorded before it answered a call of it as a tool they did not offer. */
+export const AGENT_PATCH = 'agent-subagents';
+
 /** Tools newer than some recorded jobs, and the patch that guards each: unoffered in those jobs' replays. */
 const NEWER_TOOLS: Readonly<Record<string, string>> = {
   [scheduleWakeupTool.name]: SCHEDULE_WAKEUP_PATCH,
   [taskStopTool.name]: BACKGROUND_BASH_PATCH,
+  [agentTool.name]: AGENT_PATCH,
 };
 
 export type GatedResult = FinishedCall;
@@ -126,6 +133,8 @@ export async function gateAndRun(toolUse: ToolUseBlock, ctx: GateContext): Promi
   if (toolUse.name === todoWriteTool.name) return todoWrite(toolUse, ctx);
   if (toolUse.name === scheduleWakeupTool.name && offered.includes(toolUse.name)) return scheduleWakeup(toolUse, ctx);
   if (toolUse.name === taskStopTool.name && offered.includes(toolUse.name)) return taskStop(toolUse, ctx);
+  if (toolUse.name === agentTool.name && offered.includes(toolUse.name) && ctx.launchAgent)
+    return ctx.launchAgent(toolUse);
 
   const permissions = ctx.permissions();
   if (permissions) {

@@ -5,6 +5,7 @@ import { runTools } from './run-tools';
 import type { ToolResultEntry } from './run-tools';
 import type { Session } from './session';
 import { gateAndRun } from './tool-gate';
+import { launchAgent } from './agent-phase';
 import type { TurnEffects } from './tool-gate';
 
 export interface ToolsPhaseOutcome {
@@ -56,6 +57,7 @@ export async function runToolsPhase(
           effects,
           offered: session.tools,
           ...(control.background ? { background: control.background } : {}),
+          launchAgent: (toolUse) => launchAgent(session, state, toolUse),
         }),
       onStart: (toolUse) => {
         control.runningTools.set(toolUse.id, toolUse.name);

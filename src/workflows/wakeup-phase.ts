@@ -21,7 +21,7 @@ export async function sleepUntilWakeup(session: Session, state: State): Promise<
   const at = wakeup ? clock(wakeup.atMs) : '';
   const waitingFor = wakeup
     ? `the wake-up set for ${at}`
-    : `${background?.running.length ?? 0} background command(s) still running`;
+    : `${background?.running.length ?? 0} background task(s) still running`;
   const nextTurnCount = state.turnCount + 1;
   // Neither a turn nor money is left for what comes: say so now rather than after the wait.
   if (exceedsMaxTurns(nextTurnCount, control.maxTurns)) {
@@ -52,14 +52,14 @@ export async function sleepUntilWakeup(session: Session, state: State): Promise<
       control.record({
         turn: state.turnCount,
         kind: 'notice',
-        text: `waiting for background command(s) to end: ${running.map((task) => `${task.taskId} (${task.label})`).join(', ')}`,
+        text: `waiting for background task(s) to end: ${running.map((task) => `${task.taskId} (${task.label})`).join(', ')}`,
       });
       control.phase = 'waiting_for_background';
       await condition(wakeNow);
     }
   }
   if (control.abortRequested) {
-    const where = wakeup ? `while sleeping until ${at}` : 'while waiting for background commands';
+    const where = wakeup ? `while sleeping until ${at}` : 'while waiting for background tasks';
     return { kind: 'terminal', state, reason: 'aborted_tools', detail: `${control.abortDetail} (${where})` };
   }
   const fired = wakeup !== undefined && (woken() || Date.now() >= wakeup.atMs);

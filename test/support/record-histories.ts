@@ -465,6 +465,41 @@ const scenarios: Scenario[] = [
       ],
     },
   },
+  {
+    // Agent (patched('agent-subagents')): a bad input, an unknown agent type, and one agent in the
+    // foreground whose report is the call's result. The agent is a child job on the same scripted
+    // server, whose first request (no assistant message) is turn 0: its reply 0 is the parent's, so
+    // the child's call of Agent, a tool it is not offered, is answered so and the child ends.
+    name: 'agent-subagent',
+    input: { permissions: { mode: 'bypassPermissions' } },
+    session: {
+      replies: [
+        {
+          content: [
+            text('Handing it over.'),
+            { type: 'tool_use' as const, id: 'ag1', name: 'Agent', input: { prompt: 'no description' } },
+            {
+              type: 'tool_use' as const,
+              id: 'ag2',
+              name: 'Agent',
+              input: { description: 'Explore', prompt: 'Look around.', subagent_type: 'Explore' },
+            },
+            {
+              type: 'tool_use' as const,
+              id: 'ag3',
+              name: 'Agent',
+              input: {
+                description: 'Read the login',
+                prompt: 'Read src/auth/login.ts and report.',
+                run_in_background: false,
+              },
+            },
+          ],
+        },
+        { content: [text('The agent has reported.')] },
+      ],
+    },
+  },
 ];
 
 /** `start-dev` flags that register the job search attributes. */

@@ -3,8 +3,9 @@ import { classifyToolUse } from '../../src/shared/tool-definition';
 import { getToolDefinition, isReadOnlyBashCommand, TOOL_DEFINITIONS } from '../../src/shared/tools/index';
 
 describe('tool definitions', () => {
-  it('offers the ten tools under their Claude Code names', () => {
+  it('offers the eleven tools under their Claude Code names', () => {
     expect(TOOL_DEFINITIONS.map((tool) => tool.name).sort()).toEqual([
+      'Agent',
       'Bash',
       'Edit',
       'Glob',

@@ -8,6 +8,7 @@ import { multiEditTool } from './multi-edit';
 import { readTool } from './read';
 import { scheduleWakeupTool } from './schedule-wakeup';
 import { taskStopTool } from './task-stop';
+import { agentTool } from './agent';
 import { MAX_PATH_CHARS } from './schema-parts';
 import { todoWriteTool } from './todo-write';
 import { writeTool } from './write';
@@ -22,6 +23,7 @@ export { writeTool, type WriteInput } from './write';
 export { todoWriteTool, type TodoItem, type TodoWriteInput, TODO_WRITE_RESULT } from './todo-write';
 export { scheduleWakeupTool, type ScheduleWakeupInput, type Wakeup } from './schedule-wakeup';
 export { taskStopTool, type TaskStopInput } from './task-stop';
+export { agentTool, type AgentInput } from './agent';
 export { isReadOnlyBashCommand } from '../shell';
 export { formatInputValidationError } from './input-validation-error';
 export { noSuchToolError, toolUseError } from './tool-use-error';
@@ -40,6 +42,7 @@ export const TOOL_DEFINITIONS: readonly ToolDefinition<any>[] = [
   todoWriteTool,
   scheduleWakeupTool,
   taskStopTool,
+  agentTool,
 ];
 
 const BY_NAME: ReadonlyMap<string, ToolDefinition> = new Map(
