@@ -79,8 +79,8 @@ describe('Agent: subagents as child jobs', () => {
     return started;
   };
   const status = async (id: string) => JSON.parse((await runCli(['status', id, '--json'], env())).stdout);
-  const start = async (id: string, key: string, extra: string[] = []) => {
-    const workspace = makeWorkspace({ 'README.md': 'hello\n' });
+  const start = async (id: string, key: string, extra: string[] = [], files: Record<string, string> = {}) => {
+    const workspace = makeWorkspace({ 'README.md': 'hello\n', ...files });
     const run = await runCli(
       [
         'run',
@@ -232,5 +232,48 @@ describe('Agent: subagents as child jobs', () => {
     expect(ended.terminal.reason).toBe('budget_exhausted');
     expect(ended.terminal.totalCostUsd).toBeGreaterThan(1);
     expect(parent.requests).toHaveLength(1);
+  }, 240_000);
+
+  test('a type from .claude/agents gives the agent its prompt and only the tools it lists; an unknown type is named', async () => {
+    const parent = await conversation('p4', [
+      {
+        content: [
+          {
+            type: 'tool_use',
+            id: 'toolu_r',
+            name: 'Agent',
+            input: {
+              description: 'Read it',
+              prompt: '[chaos:r4] Read the README.',
+              subagent_type: 'reader',
+              run_in_background: false,
+            },
+          },
+          {
+            type: 'tool_use',
+            id: 'toolu_x',
+            name: 'Agent',
+            input: { description: 'x', prompt: 'x', subagent_type: 'nosuch' },
+          },
+        ],
+      },
+      say('Read.'),
+    ]);
+    const reader = await conversation('r4', [say('It says hello.')]);
+    await startWorker();
+    await start('agents-types', 'p4', [], {
+      '.claude/agents/reader.md':
+        '---\nname: reader\ndescription: Reads files and reports\ntools: Read, Grep\n---\nYou only read; you never change a file.\n',
+    });
+    await runCli(['result', 'agents-types'], env());
+    const request = reader.requests[0]!.body as { tools: Array<{ name: string }>; system: unknown };
+    expect(request.tools.map((tool) => tool.name).sort()).toEqual(['Grep', 'Read']);
+    expect(JSON.stringify(request.system)).toContain('You only read; you never change a file.');
+    // The job's own system prompt lists the type for its model.
+    expect(JSON.stringify(parent.requests[0]!.body)).toContain('- reader: Reads files and reports');
+    const answers = userTexts(parent.requests[1]!);
+    expect(answers).toContain('It says hello.');
+    expect(answers).toContain("Agent type 'nosuch' not found. Available agents: general-purpose, reader");
+    expect((await status('agents-types')).terminal.reason).toBe('completed');
   }, 240_000);
 });

@@ -487,7 +487,12 @@ const shortFiles = Object.fromEntries([0, 1, 2, 3, 4].map((i) => [`short-${i}.tx
 const notices = (s: SessionSnapshot) => s.events.flatMap((e) => (e.kind === 'notice' ? [e.text] : []));
 
 describe('autocompact that fails three times in a row', () => {
-  const suite = scriptedJobSuite({ files: shortFiles, input: { modelLimits: MODEL_LIMITS, timeouts: TEST_TIMEOUTS } });
+  // Read is all the script calls: offering only it keeps the context's arithmetic (which turns
+  // compact) independent of how many tools, with what schemas, a job offers by default.
+  const suite = scriptedJobSuite({
+    files: shortFiles,
+    input: { modelLimits: MODEL_LIMITS, timeouts: TEST_TIMEOUTS, tools: ['Read'] },
+  });
 
   test('turns itself off with a notice; prompt-too-long then compacts reactively and the job completes', async () => {
     const faults = [0, 1, 2].flatMap(failingCompaction);

@@ -16,7 +16,7 @@ function recordedId(file: string): string {
   const name = path.basename(file, '.json');
   if (name.startsWith('batch-budget-job')) return 'history-batch-budget/t1';
   if (name.startsWith('batch-budget') || name.startsWith('batch-rerun')) return 'history-batch-budget';
-  if (name === 'agent-subagent') return 'history-agent-subagent';
+  if (name === 'agent-subagent' || name === 'agent-definitions') return `history-${name}`;
   return `replay-${file}`;
 }
 

@@ -61,13 +61,20 @@ describe('thinking in the loop', () => {
       for (const request of turns) {
         expect(request.body).toMatchObject({ thinking: { type: 'adaptive' }, output_config: { effort: 'medium' } });
       }
-      // The tool loop's assistant turns start with their thinking, as received.
-      const last = messagesOf(turns.at(-1));
-      const assistants = last.filter((m) => m.role === 'assistant');
-      expect(assistants.length).toBeGreaterThan(0);
-      for (const message of assistants) {
-        const first = (message.content as { type: string; signature?: string }[])[0];
-        expect(first).toMatchObject({ type: 'thinking', signature: expect.any(String) });
+      // The tool loop's assistant turns start with their thinking, as received, in every request:
+      // before and after each autocompaction (a compaction may keep no turn at all, when it falls
+      // on the last one, so the check is not on the last request alone).
+      const firstCompaction = server.requests.findIndex((r) => r.kind === 'compaction');
+      const resent = server.requests
+        .slice(firstCompaction + 1)
+        .filter((r) => r.kind === 'turn' && messagesOf(r).some((m) => m.role === 'assistant'));
+      expect(firstCompaction).toBeGreaterThanOrEqual(0);
+      expect(resent.length).toBeGreaterThan(0);
+      for (const request of turns) {
+        for (const message of messagesOf(request).filter((m) => m.role === 'assistant')) {
+          const first = (message.content as { type: string; signature?: string }[])[0];
+          expect(first).toMatchObject({ type: 'thinking', signature: expect.any(String) });
+        }
       }
       // Thinking stays out of the workflow's history: the reply the workflow saw holds no thinking.
       const history = JSON.stringify((await handle.fetchHistory()).events);

@@ -2,6 +2,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { ApplicationFailure } from '@temporalio/common';
 import type {
   BuildSystemPromptInput,
+  LoadAgentDefinitionInput,
   CallModelInput,
   CommitTranscriptInput,
   CompactInput,
@@ -24,6 +25,7 @@ import { runHooks } from './hooks';
 import type { RunHooksInput } from '../shared/hooks';
 import { SandboxEngine } from './sandbox/engine';
 import { buildSystemPrompt } from './system-prompt';
+import { loadAgentDefinition } from './agent-definitions';
 import { seedConversation } from './seed-conversation';
 import type { SeedConversationInput } from './seed-conversation';
 import { awaitTaskRuns, earlierRunsPage, loadBatchTasks, prepareWorktree, priorTaskRuns } from './batch';
@@ -123,6 +125,7 @@ export function createActivities(deps: ActivityDeps) {
       }
     },
     claimWorkspace: (input: { workspace: string }) => claimWorkspace(deps.hostQueue, input),
+    loadAgentDefinition: (input: LoadAgentDefinitionInput) => loadAgentDefinition(os.homedir(), input),
     loadBatchTasks: (input: { ref: string; from: number; count: number }) => loadBatchTasks(store, input),
     priorTaskRuns,
     earlierRunsPage: (input: Parameters<typeof earlierRunsPage>[1]) => earlierRunsPage(store, input),

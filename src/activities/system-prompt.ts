@@ -1,3 +1,4 @@
+import { loadAgentDefinitions } from './agent-definitions';
 import { stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -106,6 +107,16 @@ export async function buildSystemPrompt(
     FINISHING,
   ];
   if (memory) sections.push(`# Project instructions (CLAUDE.md)\n${memory}`);
+  const agents = await loadAgentDefinitions(workspace, os.homedir(), input.settingSources).catch(() => []);
+  if (agents.length > 0) {
+    sections.push(
+      [
+        '# Agent types',
+        "Besides general-purpose, the Agent tool's subagent_type may name one of these (from .claude/agents):",
+        ...agents.map((agent) => `- ${agent.name}: ${agent.description}`),
+      ].join('\n'),
+    );
+  }
   if (input.appendSystemPrompt?.trim()) sections.push(input.appendSystemPrompt.trim());
   const prompt = sections.join('\n\n');
   return { ref: await deps.store.put(prompt), chars: prompt.length };

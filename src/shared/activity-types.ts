@@ -211,6 +211,34 @@ export interface BuildSystemPromptInput {
   workspace: string;
   model: string;
   appendSystemPrompt?: string;
+  /** Which settings the job reads; also which `.claude/agents` definitions the prompt lists. */
+  settingSources?: SettingSource[];
+}
+
+/** A subagent type from `.claude/agents/*.md` (Claude Code's format). */
+export interface AgentDefinition {
+  name: string;
+  description: string;
+  /** The tools it may use (less any the job lacks); all the job's when absent. */
+  tools?: string[];
+  /** An alias (sonnet, opus, haiku, fable) or a model id; the job's model when absent. */
+  model?: string;
+  /** Its system prompt: the file's body. */
+  prompt: string;
+  source: 'project' | 'user';
+  file: string;
+}
+
+export interface LoadAgentDefinitionInput {
+  workspace: string;
+  name: string;
+  settingSources?: SettingSource[];
+}
+
+export interface LoadAgentDefinitionResult {
+  definition?: AgentDefinition;
+  /** The names of every definition found. */
+  available: string[];
 }
 
 export interface BuildSystemPromptResult {

@@ -93,7 +93,9 @@ export function sessionActivities(timeouts: SessionTimeouts, turn: () => number 
   const local = (what: string) =>
     proxyActivities<Pick<Activities, 'commitTranscript' | 'seedConversation'>>({ ...localOptions, summary: what });
   const inWorkspace = (what: string) =>
-    proxyActivities<Pick<Activities, 'buildSystemPrompt' | 'loadPermissionSettings' | 'loadSettings'>>({
+    proxyActivities<
+      Pick<Activities, 'buildSystemPrompt' | 'loadPermissionSettings' | 'loadSettings' | 'loadAgentDefinition'>
+    >({
       ...localOptions,
       ...onHost(),
       summary: what,
@@ -168,6 +170,8 @@ export function sessionActivities(timeouts: SessionTimeouts, turn: () => number 
     loadSettings: (input: Parameters<Activities['loadSettings']>[0]) =>
       inWorkspace(setup('settings')).loadSettings(input),
     claimWorkspace: (input: Parameters<Activities['claimWorkspace']>[0]) => claim().claimWorkspace(input),
+    loadAgentDefinition: (input: Parameters<Activities['loadAgentDefinition']>[0]) =>
+      inWorkspace(activitySummary(turn(), `agent definition ${input.name}`)).loadAgentDefinition(input),
     seedConversation: (input: Parameters<Activities['seedConversation']>[0]) =>
       local(setup('resumed conversation')).seedConversation(input),
     runTool: (input: Parameters<Activities['runTool']>[0]) => toolStub(input).runTool(input),

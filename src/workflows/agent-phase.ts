@@ -1,4 +1,5 @@
-import { condition, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, condition, isCancellation, patched, workflowInfo } from '@temporalio/workflow';
+import type { AgentDefinition, LoadAgentDefinitionResult } from '../shared/activity-types';
 import type { ToolUseBlock } from '../shared/messages';
 import { knownCostUsd, type ModelUsage } from '../shared/pricing';
 import type { SessionInput, State } from '../shared/session';
@@ -6,6 +7,7 @@ import {
   AGENT_MAX_TURNS,
   AGENT_MODEL_ALIASES,
   agentTool,
+  type AgentInput,
   GENERAL_PURPOSE_AGENT,
   MAX_RUNNING_AGENTS,
   subagentInstructions,
@@ -14,6 +16,12 @@ import { formatInputValidationError } from '../shared/tools/input-validation-err
 import { toolUseError } from '../shared/tools/tool-use-error';
 import type { Session } from './session';
 import type { FinishedCall } from './run-tools';
+
+/**
+ * Guards `.claude/agents` definitions: jobs recorded before it knew only general-purpose and
+ * refused another type without reading any definition.
+ */
+export const AGENT_DEFINITIONS_PATCH = 'agent-definitions';
 
 /**
  * Agent: a subagent is a child job (`agentSession` as a child workflow) in the same workspace, with
@@ -29,12 +37,35 @@ export async function launchAgent(session: Session, state: State, toolUse: ToolU
   if (!parsed.success) return inline(toolUse.id, formatInputValidationError(agentTool.name, parsed.error), true);
   const call = parsed.data;
   const type = call.subagent_type ?? GENERAL_PURPOSE_AGENT;
-  if (type !== GENERAL_PURPOSE_AGENT) {
+  let definition: AgentDefinition | undefined;
+  if (type !== GENERAL_PURPOSE_AGENT && !patched(AGENT_DEFINITIONS_PATCH)) {
     return inline(
       toolUse.id,
       toolUseError(`Agent type '${type}' not found. Available agents: ${GENERAL_PURPOSE_AGENT}`),
       true,
     );
+  }
+  if (type !== GENERAL_PURPOSE_AGENT) {
+    let found: LoadAgentDefinitionResult;
+    try {
+      found = await session.activities.loadAgentDefinition({
+        workspace: session.input.workspace,
+        name: type,
+        ...(session.input.settingSources ? { settingSources: session.input.settingSources } : {}),
+      });
+    } catch (error) {
+      if (isCancellation(error) || !(error instanceof ActivityFailure)) throw error;
+      return inline(
+        toolUse.id,
+        toolUseError(`The agent definitions could not be read: ${error.cause?.message ?? error.message}`),
+        true,
+      );
+    }
+    if (!found.definition) {
+      const available = [GENERAL_PURPOSE_AGENT, ...found.available].join(', ');
+      return inline(toolUse.id, toolUseError(`Agent type '${type}' not found. Available agents: ${available}`), true);
+    }
+    definition = found.definition;
   }
   if (call.isolation !== undefined) {
     return inline(
@@ -64,7 +95,7 @@ export async function launchAgent(session: Session, state: State, toolUse: ToolU
       true,
     );
   }
-  const input = childInput(session, state, call.prompt, call.description, call.model, call.effort, left);
+  const input = childInput(session, state, call, definition, left);
   const label = call.name ? `${call.name}: ${call.description}` : call.description;
   const task = background.startAgent(toolUse, input, `${workflowInfo().workflowId}-agent-${toolUse.id}`, label);
   control.record({
@@ -108,29 +139,35 @@ export async function launchAgent(session: Session, state: State, toolUse: ToolU
   };
 }
 
-/** The subagent's job: the parent's settings, its own prompt and instructions. */
+/**
+ * The subagent's job: the parent's settings, its own prompt and instructions; a definition's
+ * system prompt, model and tools (never a tool the job lacks) when the call names one.
+ */
 function childInput(
   session: Session,
   state: State,
-  prompt: string,
-  description: string,
-  model: keyof typeof AGENT_MODEL_ALIASES | undefined,
-  effort: SessionInput['effort'],
+  call: AgentInput,
+  definition: AgentDefinition | undefined,
   budgetLeft: number | undefined,
 ): SessionInput {
   const parent = session.input;
   const maxTurns = Math.min(AGENT_MAX_TURNS, session.control.maxTurns ?? AGENT_MAX_TURNS);
+  const { prompt, description, effort } = call;
+  const model = call.model ?? definition?.model;
+  const own = session.tools.filter((name) => name !== agentTool.name);
   return {
     prompt,
     workspace: parent.workspace,
-    model: model ? AGENT_MODEL_ALIASES[model]! : state.model,
+    model: model ? (AGENT_MODEL_ALIASES[model] ?? model) : state.model,
     maxTokens: session.maxTokens,
     maxTurns,
     ...(budgetLeft !== undefined ? { maxBudgetUsd: budgetLeft } : {}),
     ...(parent.thinking ? { thinking: parent.thinking } : {}),
     ...((effort ?? parent.effort) ? { effort: effort ?? parent.effort } : {}),
-    appendSystemPrompt: [parent.appendSystemPrompt, subagentInstructions(description)].filter(Boolean).join('\n\n'),
-    tools: session.tools.filter((name) => name !== agentTool.name),
+    appendSystemPrompt: [parent.appendSystemPrompt, definition?.prompt, subagentInstructions(description)]
+      .filter(Boolean)
+      .join('\n\n'),
+    tools: definition?.tools ? own.filter((name) => definition.tools!.includes(name)) : own,
     ...(parent.timeouts ? { timeouts: parent.timeouts } : {}),
     ...(parent.permissions ? { permissions: parent.permissions } : {}),
     ...(parent.settingSources ? { settingSources: parent.settingSources } : {}),

@@ -136,6 +136,7 @@ export async function prepareSession(
       workspace: input.workspace,
       model: input.model,
       appendSystemPrompt: input.appendSystemPrompt,
+      ...(input.settingSources ? { settingSources: input.settingSources } : {}),
     });
     let permissions: PermissionContext | undefined;
     let sandbox: JobSandbox | undefined;

@@ -45,6 +45,8 @@ interface Scenario {
   extraArgs?: string[];
   /** Started as the CLI starts a job: with its search attributes, on a server that knows them. */
   searchAttributes?: boolean;
+  /** Files besides the usual ones in the job's workspace. */
+  files?: Record<string, string>;
 }
 
 const files = {
@@ -500,6 +502,44 @@ const scenarios: Scenario[] = [
       ],
     },
   },
+  {
+    // `.claude/agents` definitions (patched('agent-definitions')): a type that does not exist is
+    // named with the ones that do; a defined type's agent gets its prompt and only its tools.
+    // The agent is a child job on the same scripted server (see agent-subagent): its first request
+    // is turn 0, whose Agent calls it is not offered, and its turn 1 ends it.
+    name: 'agent-definitions',
+    input: { permissions: { mode: 'bypassPermissions' } },
+    files: {
+      '.claude/agents/reader.md':
+        '---\nname: reader\ndescription: Reads and reports\ntools: Read, Grep\n---\nYou only read.\n',
+    },
+    session: {
+      replies: [
+        {
+          content: [
+            {
+              type: 'tool_use' as const,
+              id: 'ad1',
+              name: 'Agent',
+              input: { description: 'x', prompt: 'x', subagent_type: 'nosuch' },
+            },
+            {
+              type: 'tool_use' as const,
+              id: 'ad2',
+              name: 'Agent',
+              input: {
+                description: 'Read',
+                prompt: 'Read the notes.',
+                subagent_type: 'reader',
+                run_in_background: false,
+              },
+            },
+          ],
+        },
+        { content: [text('Read.')] },
+      ],
+    },
+  },
 ];
 
 /** `start-dev` flags that register the job search attributes. */
@@ -603,7 +643,7 @@ async function record(): Promise<void> {
     const taskQueue = uniqueTaskQueue(scenario.name);
     const { worker, done } = await startWorker(env, server, { taskQueue, storeDir: tempDir('store') });
     try {
-      const input = sessionInput(makeWorkspace(files), scenario.input);
+      const input = sessionInput(makeWorkspace({ ...files, ...scenario.files }), scenario.input);
       const handle = await env.client.workflow.start('agentSession', {
         taskQueue,
         workflowId: `history-${scenario.name}`,

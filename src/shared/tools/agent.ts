@@ -3,7 +3,7 @@ import type { ToolDefinition } from '../tool-definition';
 import { lazySchema } from '../lazy-schema';
 import { flagField, textField } from './schema-parts';
 
-/** The subagent type every job has; `.claude/agents` definitions are not read yet. */
+/** The subagent type every job has; others come from `.claude/agents/*.md` (`agent-definitions.ts`). */
 export const GENERAL_PURPOSE_AGENT = 'general-purpose';
 
 /** The model ids the Agent tool's aliases stand for (the newest of each family the pricing table knows). */
@@ -28,7 +28,7 @@ const agentSchema = lazySchema(() =>
       200_000,
     ),
     subagent_type: textField(
-      `The type of agent to use; "${GENERAL_PURPOSE_AGENT}" (the default) is the one there is`,
+      `The type of agent to use: "${GENERAL_PURPOSE_AGENT}" (the default), or one defined in .claude/agents`,
       200,
     ).optional(),
     model: z
