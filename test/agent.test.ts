@@ -5,12 +5,12 @@
  * side and survive their worker SIGKILLed mid-stream; an abort of the job stops its agents; what an
  * agent costs counts against the job's budget.
  */
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import type { ScriptedReply } from '../src/model-server';
 import { DevServer, ModelRouter } from './support/chaos';
+import { lastUserText, processesWith } from './support/job-observation';
 import { runCli } from './support/cli';
 import { makeWorkspace, ScriptedModelServer, spawnWorkerProcess, tempDir, waitFor } from './support/harness';
 import type { WorkerProcess } from './support/harness';
@@ -30,20 +30,6 @@ const agent = (
   name: 'Agent',
   input: { description, prompt: `[chaos:${key}] ${description}, then report.`, run_in_background: background },
 });
-
-function userTexts(request: { body: unknown }): string {
-  const messages = (request.body as { messages: Array<{ role: string; content: unknown }> }).messages;
-  const content = messages.at(-1)!.content as Array<{ type: string; text?: string; content?: unknown }> | string;
-  if (typeof content === 'string') return content;
-  return content
-    .map((block) => block.text ?? (typeof block.content === 'string' ? block.content : JSON.stringify(block.content)))
-    .join('\n');
-}
-
-function processesWith(tag: string): string[] {
-  const out = execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' });
-  return out.split('\n').filter((line) => line.includes(tag) && !line.includes('ps -eo'));
-}
 
 describe('Agent: subagents as child jobs', () => {
   const dir = tempDir('agents');
@@ -158,7 +144,7 @@ describe('Agent: subagents as child jobs', () => {
 
     const result = await runCli(['result', 'agents-kill'], env());
     expect(result.stdout).toContain('Both agents reported.');
-    const answers = userTexts(parent.requests.at(-1)!);
+    const answers = lastUserText(parent.requests.at(-1)!);
     expect(answers.match(/A: one line, written\./g)).toHaveLength(1);
     expect(answers.match(/B: one line, written\./g)).toHaveLength(1);
     expect(answers).toMatch(
@@ -196,7 +182,7 @@ describe('Agent: subagents as child jobs', () => {
       60_000,
       'the agent running its command',
     );
-    const notice = userTexts(parent.requests[2]!);
+    const notice = lastUserText(parent.requests[2]!);
     expect(notice).toContain('<status>completed</status>');
     expect(notice).toContain('<result>The README says hello.</result>');
 
@@ -271,7 +257,7 @@ describe('Agent: subagents as child jobs', () => {
     expect(JSON.stringify(request.system)).toContain('You only read; you never change a file.');
     // The job's own system prompt lists the type for its model.
     expect(JSON.stringify(parent.requests[0]!.body)).toContain('- reader: Reads files and reports');
-    const answers = userTexts(parent.requests[1]!);
+    const answers = lastUserText(parent.requests[1]!);
     expect(answers).toContain('It says hello.');
     expect(answers).toContain("Agent type 'nosuch' not found. Available agents: general-purpose, reader");
     expect((await status('agents-types')).terminal.reason).toBe('completed');

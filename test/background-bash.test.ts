@@ -4,12 +4,12 @@
  * SIGKILL of its worker (the next one adopts it), its line is written once, its ending reaches the
  * model as a notification, and nothing of it runs on after the job.
  */
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { ScriptedReply } from '../src/model-server';
 import { backgroundTaskId } from '../src/workflows/background-tasks';
 import { DevServer } from './support/chaos';
+import { lastUserText, processesWith } from './support/job-observation';
 import { runCli } from './support/cli';
 import { makeWorkspace, ScriptedModelServer, spawnWorkerProcess, tempDir, waitFor } from './support/harness';
 import type { WorkerProcess } from './support/harness';
@@ -21,21 +21,6 @@ const bash = (id: string, command: string, background = true): ScriptedReply['co
   name: 'Bash',
   input: { command, ...(background ? { run_in_background: true } : {}) },
 });
-
-function lastUserText(request: { body: unknown }): string {
-  const messages = (request.body as { messages: Array<{ role: string; content: unknown }> }).messages;
-  const content = messages.at(-1)!.content as Array<{ type: string; text?: string; content?: unknown }> | string;
-  if (typeof content === 'string') return content;
-  return content
-    .map((block) => block.text ?? (typeof block.content === 'string' ? block.content : JSON.stringify(block.content)))
-    .join('\n');
-}
-
-/** Processes whose command line holds `tag`, this test's own. */
-function processesWith(tag: string): string[] {
-  const out = execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' });
-  return out.split('\n').filter((line) => line.includes(tag) && !line.includes('ps -eo'));
-}
 
 describe('Bash run_in_background', () => {
   const dir = tempDir('background');

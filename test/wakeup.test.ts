@@ -9,6 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { Connection } from '@temporalio/client';
 import { findTemporalBinary } from '../src/client/temporal-binary';
 import { DevServer } from './support/chaos';
+import { lastUserText } from './support/job-observation';
 import { runCli } from './support/cli';
 import { makeWorkspace, ScriptedModelServer, spawnWorkerProcess, tempDir, waitFor } from './support/harness';
 import type { WorkerProcess } from './support/harness';
@@ -24,16 +25,6 @@ const wakeCall = (delaySeconds: number, prompt: string, id = 'toolu_wake1'): Scr
   ],
 });
 const say = (text: string): ScriptedReply => ({ content: [{ type: 'text', text }] });
-
-/** The text of the last user message of a recorded request. */
-function lastUserText(request: { body: unknown }): string {
-  const messages = (request.body as { messages: Array<{ role: string; content: unknown }> }).messages;
-  const last = messages.at(-1)!;
-  const content = typeof last.content === 'string' ? [{ type: 'text', text: last.content }] : last.content;
-  return (content as Array<{ type: string; text?: string; content?: unknown }>)
-    .map((block) => block.text ?? (typeof block.content === 'string' ? block.content : JSON.stringify(block.content)))
-    .join('\n');
-}
 
 describe('ScheduleWakeup: a job sleeps on a durable timer', () => {
   const dir = tempDir('wakeup');

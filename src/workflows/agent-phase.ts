@@ -16,6 +16,7 @@ import { formatInputValidationError } from '../shared/tools/input-validation-err
 import { toolUseError } from '../shared/tools/tool-use-error';
 import type { Session } from './session';
 import type { FinishedCall } from './run-tools';
+import { inline } from './tool-gate';
 
 /**
  * Guards `.claude/agents` definitions: jobs recorded before it knew only general-purpose and
@@ -203,14 +204,5 @@ export function withAgentCosts(session: Session, state: State): State {
   return {
     ...state,
     modelUsage: costs.reduce<ModelUsage | undefined>((sum, cost) => mergeModelUsage(sum, cost), state.modelUsage),
-  };
-}
-
-function inline(toolUseId: string, content: string, isError: boolean): FinishedCall {
-  return {
-    entry: { type: 'tool_result', tool_use_id: toolUseId, content, ...(isError ? { is_error: true } : {}) },
-    isError,
-    preview: content,
-    ran: false,
   };
 }

@@ -48,7 +48,7 @@ import { describeMessage, SessionControl } from './session-control';
 import { runToolsPhase } from './tools-phase';
 import type { ToolsPhaseOutcome } from './tools-phase';
 import type { TurnStep } from './turn-step';
-import { sleepUntilWakeup } from './wakeup-phase';
+import { waitAfterTurn } from './wait-phase';
 import { BackgroundTasks, taskNotification } from './background-tasks';
 import { withAgentCosts } from './agent-phase';
 
@@ -152,7 +152,7 @@ async function runSession(input: SessionInput): Promise<Terminal> {
         step.reason === 'completed' &&
         (step.state.wakeup || control.background.running.length > 0 || control.background.news.length > 0)
       ) {
-        step = await sleepUntilWakeup(session, step.state);
+        step = await waitAfterTurn(session, step.state);
       }
       if (step.kind === 'terminal') {
         // Nothing of the job runs on after it: its background commands and agents are stopped

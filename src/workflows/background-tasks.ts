@@ -206,8 +206,8 @@ export class BackgroundTasks {
     if (task.status !== 'running') return;
     task.status = 'stopped';
     task.scope.cancel();
+    // Its handlers keep 'stopped' whatever the activity or child reports as it ends.
     await task.settled;
-    task.status = 'stopped';
   }
 
   /** Stop every running task: nothing of the job runs on after it. */

@@ -364,7 +364,8 @@ function todoWrite(toolUse: ToolUseBlock, ctx: GateContext): GatedResult {
   return inline(toolUse.id, TODO_WRITE_RESULT, false);
 }
 
-function inline(toolUseId: string, content: string, isError: boolean): GatedResult {
+/** An answer the workflow gives itself, without running the tool. */
+export function inline(toolUseId: string, content: string, isError: boolean): GatedResult {
   return {
     entry: { type: 'tool_result', tool_use_id: toolUseId, content, ...(isError ? { is_error: true } : {}) },
     isError,

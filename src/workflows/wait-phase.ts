@@ -14,7 +14,7 @@ import type { TurnStep } from './turn-step';
  * the next user message; anything else takes a turn of its own (the notices and messages join it
  * at the turn's start), and a wake-up stays pending.
  */
-export async function sleepUntilWakeup(session: Session, state: State): Promise<TurnStep> {
+export async function waitAfterTurn(session: Session, state: State): Promise<TurnStep> {
   const { control } = session;
   const wakeup = state.wakeup;
   const background = control.background;
