@@ -15,6 +15,10 @@ import { runCli } from './support/cli';
 import { makeWorkspace, ScriptedModelServer, spawnWorkerProcess, tempDir, waitFor } from './support/harness';
 import type { WorkerProcess } from './support/harness';
 
+/** A stream-json line, as a script reads it: any field may be there. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type StreamLine = Record<string, any>;
+
 const say = (text: string, usage?: ScriptedReply['usage']): ScriptedReply => ({
   content: [{ type: 'text', text }],
   ...(usage ? { usage } : {}),
@@ -202,6 +206,167 @@ describe('Agent: subagents as child jobs', () => {
     } finally {
       await connection.close();
     }
+  }, 240_000);
+
+  test("a subagent's approval shows in its parent's status and ls, and approve on the parent answers it", async () => {
+    await conversation('p5', [
+      { content: [agent('toolu_w', 'w5', 'Write the note', false)] },
+      say('The agent wrote the note.'),
+    ]);
+    await conversation('w5', [
+      {
+        content: [{ type: 'tool_use', id: 'tw', name: 'Write', input: { file_path: 'note.txt', content: 'noted\n' } }],
+      },
+      say('Wrote note.txt.'),
+    ]);
+    await startWorker();
+    const workspace = await start('agents-approve', 'p5', ['--permission-mode', 'default']);
+    const child = 'agents-approve-agent-toolu_w';
+    const waiting = await waitFor(
+      async () => {
+        const pending = (await status('agents-approve')).pendingApprovals;
+        return pending.length > 0 ? pending : undefined;
+      },
+      60_000,
+      "the agent's Write waiting for approval",
+    );
+    expect(waiting).toEqual([
+      expect.objectContaining({ toolUseId: 'tw', toolName: 'Write', agent: { jobId: child, label: 'Write the note' } }),
+    ]);
+    const shown = await runCli(['status', 'agents-approve'], env());
+    expect(shown.stdout).toContain(`waiting for approval (agent "Write the note", job ${child}): Write`);
+    // ls shows the agent's job right under its parent, and the agent's call with the parent too.
+    expect((await runCli(['ls'], env())).stdout).toMatch(
+      new RegExp(
+        `^agents-approve .*\\n +waiting for approval: Write .*\\[tw\\] \\(agent "Write the note"\\)\\n` +
+          `${child} .*\\(agent of agents-approve\\)\\n +waiting for approval: Write`,
+        'm',
+      ),
+    );
+
+    const approved = await runCli(['approve', 'agents-approve'], env());
+    expect(approved.stderr).toBe('');
+    expect(approved.stdout).toContain(`(for agent "Write the note", job ${child})`);
+    const result = await runCli(['result', 'agents-approve'], env());
+    expect(result.stdout).toContain('The agent wrote the note.');
+    expect(fs.readFileSync(path.join(workspace, 'note.txt'), 'utf8')).toBe('noted\n');
+    // Nothing is left waiting: the answer reached the agent's own job.
+    expect((await runCli(['approve', 'agents-approve'], env())).stderr).toContain('is not waiting for an approval');
+  }, 240_000);
+
+  test("stream-json carries an agent's work under its call, task events as Claude Code's, and subagent_stats", async () => {
+    await conversation('p6', [
+      {
+        content: [
+          agent('toolu_f', 'f6', 'Count the lines', false),
+          {
+            type: 'tool_use',
+            id: 'toolu_bg',
+            name: 'Bash',
+            input: { command: 'echo built', run_in_background: true, description: 'build' },
+          },
+        ],
+      },
+      say('Done.'),
+      say('Noted.'),
+    ]);
+    await conversation('f6', [
+      { content: [{ type: 'tool_use', id: 'tf', name: 'Bash', input: { command: 'echo counted' } }] },
+      say('Three lines.'),
+    ]);
+    await startWorker();
+    const workspace = makeWorkspace({ 'README.md': 'hello\n' });
+    const run = await runCli(
+      [
+        'run',
+        '[chaos:p6] Look into it',
+        '--cwd',
+        workspace,
+        '--job-id',
+        'agents-stream',
+        '--output-format',
+        'stream-json',
+        '--verbose',
+        '--permission-mode',
+        'bypassPermissions',
+      ],
+      env(),
+    );
+    expect(run.code).toBe(0);
+    const lines = run.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as StreamLine);
+    const at = (test: (line: StreamLine) => boolean, what: string) => {
+      const index = lines.findIndex(test);
+      if (index < 0) throw new Error(`no ${what} in:\n${run.stdout}`);
+      return index;
+    };
+    const content = (line: StreamLine) => JSON.stringify(line.message?.content ?? '');
+    const call = at(
+      (l) => l.type === 'assistant' && l.parent_tool_use_id === null && content(l).includes('"toolu_f"'),
+      'Agent call',
+    );
+    const started = at((l) => l.subtype === 'task_started' && l.tool_use_id === 'toolu_f', 'task_started');
+    const childCall = at(
+      (l) => l.type === 'assistant' && l.parent_tool_use_id === 'toolu_f' && content(l).includes('echo counted'),
+      "the agent's Bash call",
+    );
+    const childResult = at(
+      (l) => l.type === 'user' && l.parent_tool_use_id === 'toolu_f' && content(l).includes('counted'),
+      "the agent's Bash result",
+    );
+    const childText = at(
+      (l) => l.type === 'assistant' && l.parent_tool_use_id === 'toolu_f' && content(l).includes('Three lines.'),
+      "the agent's report",
+    );
+    const ended = at((l) => l.subtype === 'task_notification' && l.tool_use_id === 'toolu_f', 'task_notification');
+    const answer = at(
+      (l) => l.type === 'user' && l.parent_tool_use_id === null && content(l).includes('"toolu_f"'),
+      "the Agent call's result",
+    );
+    expect([call, started, childCall, childResult, childText, ended, answer]).toEqual(
+      [call, started, childCall, childResult, childText, ended, answer].sort((a, b) => a - b),
+    );
+    expect(lines[started]).toMatchObject({
+      type: 'system',
+      task_type: 'local_agent',
+      subagent_type: 'general-purpose',
+      is_backgrounded: false,
+      description: 'Count the lines',
+      session_id: 'agents-stream',
+    });
+    expect(lines[ended]).toMatchObject({
+      status: 'completed',
+      summary: 'Three lines.',
+      usage: { tool_uses: 1, total_tokens: expect.any(Number), duration_ms: expect.any(Number) },
+    });
+    // The background command, as Claude Code tells of one.
+    const bashStarted =
+      lines[at((l) => l.subtype === 'task_started' && l.tool_use_id === 'toolu_bg', 'command task_started')]!;
+    expect(bashStarted).toMatchObject({ task_type: 'local_bash', is_backgrounded: true, description: 'build' });
+    expect(
+      lines[at((l) => l.subtype === 'task_notification' && l.tool_use_id === 'toolu_bg', 'command task_notification')],
+    ).toMatchObject({
+      task_id: bashStarted.task_id,
+      status: 'completed',
+      summary: 'Background command "build" completed (exit code 0)',
+      output_file: `${workspace}/.durable-agent/tool-results/bash-${bashStarted.task_id}.output`,
+    });
+    const result = lines.at(-1)!;
+    expect(result.type).toBe('result');
+    expect(result.subagent_stats).toEqual({
+      spawned: 1,
+      requested: { background: 0, foreground: 1, unset: 0 },
+      started_in_background: 0,
+      max_depth: 1,
+      spawned_by_subagents: 0,
+      completed: 1,
+      failed: 0,
+      killed: { parent: 0, user: 0, system: 0 },
+      refused: { depth_limit: 0, concurrency_limit: 0, budget: 0 },
+      by_type: { 'general-purpose': 1 },
+    });
   }, 240_000);
 
   test("an agent's cost counts against the job's budget", async () => {

@@ -19,7 +19,8 @@ import {
 } from '../workflows/definitions';
 import { addBatchCommands } from './batch-command';
 import { explainCliError } from './cli-errors';
-import { pendingApprovalFor } from './approvals';
+import { approvalTarget, withAgentApprovals } from './agent-approvals';
+import { agentNote, pendingApprovalFor } from './approvals';
 import { listJobs, parseOutcome } from './job-list';
 import type { OutcomeFilter } from './job-list';
 import { dataHome } from './config';
@@ -408,13 +409,13 @@ export function buildProgram(): Command {
         await refuseBatchId(client, id, 'approve one of its jobs');
         const handle = client.workflow.getHandle(id);
         const pending = await pendingApprovalFor(handle, flags.tool);
-        await handle.signal(approvalSignal, {
+        await client.workflow.getHandle(approvalTarget(pending, id)).signal(approvalSignal, {
           toolUseId: pending.toolUseId,
           decision: 'allow',
           always: flags.always ?? false,
         });
         stdoutOutput.write(
-          `approved ${pending.toolName} ${pending.input}` +
+          `approved ${pending.toolName} ${pending.input}${agentNote(pending)}` +
             (flags.always ? `\n  rule added for this job: ${pending.suggestedRule}` : ''),
         );
       });
@@ -432,12 +433,12 @@ export function buildProgram(): Command {
         await refuseBatchId(client, id, 'deny a call of one of its jobs');
         const handle = client.workflow.getHandle(id);
         const pending = await pendingApprovalFor(handle, flags.tool);
-        await handle.signal(approvalSignal, {
+        await client.workflow.getHandle(approvalTarget(pending, id)).signal(approvalSignal, {
           toolUseId: pending.toolUseId,
           decision: 'deny',
           ...(flags.reason ? { reason: flags.reason } : {}),
         });
-        stdoutOutput.write(`denied ${pending.toolName} ${pending.input}`);
+        stdoutOutput.write(`denied ${pending.toolName} ${pending.input}${agentNote(pending)}`);
       });
     });
 
@@ -495,7 +496,7 @@ export function buildProgram(): Command {
           process.stderr.write(`· ${hint}\n`);
           return;
         }
-        const snapshot = answer?.answer;
+        const snapshot = answer?.answer && (await withAgentApprovals(client.workflow, answer.answer));
         if (!snapshot) {
           throw new Error(
             `job ${id} is ${description.status.name}, but no worker answered its query within ${STATUS_QUERY_WAIT_MS / 1000} s: ` +

@@ -5,6 +5,7 @@ import type { PendingApproval, SessionSnapshot } from '../shared/session';
 import { TERMINAL_REASONS } from '../shared/terminal';
 import type { Terminal, TerminalReason } from '../shared/terminal';
 import { snapshotQuery } from '../workflows/definitions';
+import { withAgentApprovals } from './agent-approvals';
 import {
   COST_KEY,
   MODEL_KEY,
@@ -135,6 +136,8 @@ interface JobRow {
   /** What a running job is doing, or why a value is missing. */
   note?: string;
   waiting: PendingApproval[];
+  /** A subagent's job: the job whose Agent call started it. */
+  parent?: string;
 }
 
 /** How long `ls` waits for a worker to answer a job's snapshot query or for a closed job's result. */
@@ -160,6 +163,7 @@ async function rowOf(
     outcome: RUNNING_OUTCOME,
     startTime: info.startTime,
     waiting: [],
+    ...optional('parent', info.parentExecution?.workflowId),
     ...optional('model', attributes.get(MODEL_KEY)),
     ...optional('turns', attributes.get(TURNS_KEY)),
     ...optional('costUsd', attributes.get(COST_KEY)),
@@ -183,7 +187,7 @@ async function rowOf(
       model: snapshot.model,
       ...optional('costUsd', costOf(snapshot)),
       note: snapshot.phase,
-      waiting: snapshot.pendingApprovals,
+      waiting: (await withAgentApprovals(client.workflow, snapshot)).pendingApprovals,
     };
   }
   const recorded = attributes.get(OUTCOME_KEY);
@@ -254,7 +258,9 @@ function formatRow(row: JobRow, now: Date): string {
   ];
   let line = cells.join('  ');
   if (row.note) line += `  ${row.note}`;
-  for (const p of row.waiting) line += `\n    waiting for approval: ${p.toolName} ${p.input} [${p.toolUseId}]`;
+  if (row.parent) line += `  (agent of ${row.parent})`;
+  for (const p of row.waiting)
+    line += `\n    waiting for approval: ${p.toolName} ${p.input} [${p.toolUseId}]${p.agent ? ` (agent "${p.agent.label}")` : ''}`;
   return line.trimEnd();
 }
 
@@ -307,5 +313,24 @@ export async function listJobs(client: Client, limit: number, outcome?: OutcomeF
   }
   if (rows.length === 0) return [outcome ? `no ${outcome} jobs` : 'no jobs yet'];
   const now = new Date();
-  return [HEADER, ...rows.map((row) => formatRow(row, now))];
+  return [HEADER, ...underParents(rows).map((row) => formatRow(row, now))];
+}
+
+/**
+ * Subagents' jobs right after the job that started them (they started later, so newest-first put
+ * them before it); one whose parent is not listed keeps its place.
+ */
+function underParents(rows: JobRow[]): JobRow[] {
+  const listed = new Set(rows.map((row) => row.id));
+  const children = new Map<string, JobRow[]>();
+  for (const row of rows)
+    if (row.parent && listed.has(row.parent)) children.set(row.parent, [...(children.get(row.parent) ?? []), row]);
+  const ordered: JobRow[] = [];
+  const add = (row: JobRow) => {
+    ordered.push(row);
+    // Oldest first under a parent: the order its Agent calls came in.
+    for (const child of [...(children.get(row.id) ?? [])].reverse()) add(child);
+  };
+  for (const row of rows) if (!(row.parent && listed.has(row.parent))) add(row);
+  return ordered;
 }

@@ -4,8 +4,9 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { SessionInput } from '../shared/session';
 import type { Terminal } from '../shared/terminal';
-import type { PendingApproval, SessionEvent } from '../shared/session';
+import type { PendingApproval, SessionEvent, SessionSnapshot } from '../shared/session';
 import { approvalSignal, DEFAULT_TASK_QUEUE, snapshotQuery } from '../workflows/definitions';
+import { approvalTarget, withAgentApprovals } from './agent-approvals';
 import type { agentSession } from '../workflows/agent-session';
 import { startWithSearchAttributes } from './job-attributes';
 import { terminalOf } from './job-terminal';
@@ -132,6 +133,7 @@ export class FollowStopped extends Error {
 const NO_WORKER_MS = 10_000;
 /** Even with an unchanged history, ask the query this often (a safety net; it costs a worker round trip). */
 const REQUERY_MS = 5_000;
+const AGENT_REQUERY_MS = 1_000;
 
 /**
  * Report a job's progress until it ends, then return its Terminal. An {@link Output} gets the
@@ -165,9 +167,12 @@ export async function follow(
   let seenHistory: string | undefined;
   let queriedHistory: string | undefined;
   let queriedAt = 0;
+  let followingAgents = false;
   try {
     while (!ended && !signal?.aborted) {
-      if (seenHistory === undefined || seenHistory !== queriedHistory || Date.now() - queriedAt > REQUERY_MS) {
+      // A subagent's work is in its own job's history, not this one's: looked at every second.
+      const requeryMs = followingAgents ? AGENT_REQUERY_MS : REQUERY_MS;
+      if (seenHistory === undefined || seenHistory !== queriedHistory || Date.now() - queriedAt > requeryMs) {
         const covers = seenHistory;
         // A query that loses the race (no worker answered, or following stopped) is cancelled: left
         // waiting, it failed later, uncaught, once the CLI had closed its connection. Its signal is
@@ -183,13 +188,17 @@ export async function follow(
           ]).finally(() => cancel.abort());
           if (signal?.aborted) break;
           if (snapshot) {
+            // A running subagent's approvals are asked here as the job's own are.
+            const withAgents = await withAgentApprovals(handle.client, snapshot);
             unansweredSince = undefined;
             queriedHistory = covers;
             queriedAt = Date.now();
-            live.onSnapshot(snapshot);
-            const pendingIds = new Set(snapshot.pendingApprovals.map((pending) => pending.toolUseId));
+            await followAgents(handle, live, withAgents);
+            followingAgents = live.agentsToFollow(withAgents).length > 0;
+            live.onSnapshot(withAgents);
+            const pendingIds = new Set(withAgents.pendingApprovals.map((pending) => pending.toolUseId));
             if (asking && !pendingIds.has(asking.toolUseId)) asking.controller.abort();
-            const next = snapshot.pendingApprovals[0];
+            const next = withAgents.pendingApprovals[0];
             if (options.approver && !asking && next)
               asking = ask(handle, next, options.approver, () => (asking = undefined));
           } else if (options.noWorker) {
@@ -227,7 +236,9 @@ export async function follow(
     // Ended: the result is there at once (or the failure, for a job ended from outside).
     const done = await terminalOf(handle);
     try {
-      live.onSnapshot(await handle.query(snapshotQuery, live.lastSeq));
+      const last = await handle.query(snapshotQuery, live.lastSeq);
+      await followAgents(handle, live, last);
+      live.onSnapshot(last);
     } catch {
       // The final events are a courtesy; the Terminal below is what counts.
     }
@@ -239,6 +250,33 @@ export async function follow(
 }
 
 /** Put one pending call to the approver and send its answer; withdrawn when answered elsewhere. */
+/** How long a subagent's job is given to answer a look at its events. */
+const AGENT_EVENTS_MS = 5_000;
+
+/**
+ * Takes in what the job's subagents did since the last look, from their own jobs, so that the
+ * follower passes it on among the job's events. An agent's job that does not answer in time is
+ * looked at again next time.
+ */
+async function followAgents(handle: JobHandle, live: LiveFollower, snapshot: SessionSnapshot): Promise<void> {
+  await Promise.all(
+    live.agentsToFollow(snapshot).map(async ({ toolUseId, jobId }) => {
+      const controller = new AbortController();
+      const timer = setTimeout(() => controller.abort(), AGENT_EVENTS_MS);
+      try {
+        const child = await handle.client.withAbortSignal(controller.signal, () =>
+          handle.client.getHandle(jobId).query(snapshotQuery, live.agentSeq.get(toolUseId) ?? 0),
+        );
+        live.onAgentSnapshot(toolUseId, child);
+      } catch {
+        // Not started yet, or no worker answered: next time.
+      } finally {
+        clearTimeout(timer);
+      }
+    }),
+  );
+}
+
 function ask(
   handle: JobHandle,
   pending: PendingApproval,
@@ -249,7 +287,7 @@ function ask(
   void approver(pending, controller.signal)
     .then(async (choice) => {
       if (controller.signal.aborted || choice === 'skip') return;
-      await handle.signal(approvalSignal, {
+      await handle.client.getHandle(approvalTarget(pending, handle.workflowId)).signal(approvalSignal, {
         toolUseId: pending.toolUseId,
         decision: choice === 'deny' ? 'deny' : 'allow',
         always: choice === 'always',

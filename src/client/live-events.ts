@@ -3,7 +3,7 @@
  * model's text as it streams, retries, and what the job waits for. A printer turns them into a
  * terminal view (live-printer.ts) or anything else (JSON lines); `follow()` produces them.
  */
-import type { PendingApproval, SessionEvent } from '../shared/session';
+import type { PendingApproval, SessionEvent, SessionSnapshot } from '../shared/session';
 
 /** The job's recorded events, as the `snapshot` query has them, except for `assistant_text`. */
 export type RecordedEvent = Exclude<SessionEvent, { kind: 'assistant_text' }>;
@@ -86,7 +86,28 @@ export interface NoWorkerEvent {
   text?: string;
 }
 
+/** A background command or subagent of the job, as its snapshot shows it. */
+export type BackgroundTaskView = NonNullable<SessionSnapshot['backgroundTasks']>[number];
+
+/** A background command or subagent started, or ended (completed, failed or stopped). */
+export interface TaskEvent {
+  kind: 'task_started' | 'task_ended';
+  turn: number;
+  task: BackgroundTaskView;
+}
+
+/** One of a subagent's own events, from its job, under the Agent call that started it. */
+export interface SubagentEvent {
+  kind: 'subagent_event';
+  parentToolUseId: string;
+  /** What the Agent call called it. */
+  label: string;
+  event: SessionEvent;
+}
+
 export type FollowEvent =
+  | TaskEvent
+  | SubagentEvent
   | RecordedEvent
   | AssistantTextEvent
   | TextDeltaEvent

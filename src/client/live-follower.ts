@@ -11,9 +11,9 @@ import type { WorkflowExecutionDescription } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { Payload } from '@temporalio/common';
 import { optionalTsToMs } from '@temporalio/common/lib/time';
-import type { SessionSnapshot } from '../shared/session';
+import type { SessionEvent, SessionSnapshot } from '../shared/session';
 import { asStreamProgress } from '../shared/stream-progress';
-import type { FollowEvent, FollowListener } from './live-events';
+import type { BackgroundTaskView, FollowEvent, FollowListener } from './live-events';
 
 /** What the follower reads of one of the server's `PendingActivityInfo`s. */
 export interface PendingActivity {
@@ -109,11 +109,38 @@ export class LiveFollower {
   private readonly announcedRetries = new Map<string, number>();
   private readonly announcedApprovals = new Set<string>();
   private readonly toolNames = new Map<string, string>();
+  /** Background tasks told of, by task id: started, and ended. */
+  private readonly tasksStarted = new Set<string>();
+  private readonly tasksEnded = new Set<string>();
+  /** Per subagent (its Agent call's tool_use_id): its events not yet passed on. */
+  private readonly agentEvents = new Map<string, SessionEvent[]>();
+  /** Per subagent: the seq of the last of its events taken in; the next look asks for what follows. */
+  readonly agentSeq = new Map<string, number>();
 
   constructor(
     private readonly jobId: string,
     private readonly listener: FollowListener,
   ) {}
+
+  /**
+   * The subagents whose jobs are worth a look before the next {@link onSnapshot}: those running,
+   * and those ended whose last events have not been taken in.
+   */
+  agentsToFollow(snapshot: SessionSnapshot): Array<{ toolUseId: string; jobId: string }> {
+    return (snapshot.backgroundTasks ?? [])
+      .filter((task) => task.agentJobId && !this.tasksEnded.has(task.taskId))
+      .map((task) => ({ toolUseId: task.toolUseId, jobId: task.agentJobId as string }));
+  }
+
+  /** A subagent's job's snapshot: its new events, held until their place among the job's own. */
+  onAgentSnapshot(toolUseId: string, snapshot: SessionSnapshot): void {
+    const after = this.agentSeq.get(toolUseId) ?? 0;
+    const fresh = snapshot.events.filter((event) => event.seq > after);
+    const last = fresh.at(-1);
+    if (!last) return;
+    this.agentSeq.set(toolUseId, last.seq);
+    this.agentEvents.set(toolUseId, [...(this.agentEvents.get(toolUseId) ?? []), ...fresh]);
+  }
 
   /** The snapshot's events after {@link lastSeq}, and its new pending approvals. */
   onSnapshot(snapshot: SessionSnapshot): void {
@@ -122,12 +149,18 @@ export class LiveFollower {
     if (this.lastSeq === 0 && first && first.seq > 1) {
       this.emit({ kind: 'earlier_events_dropped', count: first.seq - 1 });
     }
+    const tasks = new Map((snapshot.backgroundTasks ?? []).map((task) => [task.toolUseId, task]));
     const lastText = [...events].reverse().find((event) => event.kind === 'assistant_text');
     for (const event of events) {
       this.lastSeq = event.seq;
       if (event.kind === 'tool_call') this.toolNames.set(event.toolUseId, event.name);
+      const task = event.kind === 'tool_call' || event.kind === 'tool_result' ? tasks.get(event.toolUseId) : undefined;
+      // A foreground agent's work and ending come before its call's result, as they happened.
+      if (task && event.kind === 'tool_result') this.taskNews(task, snapshot.turnCount, !task.agent?.background);
       if (event.kind !== 'assistant_text') {
         this.emit(event);
+        // A task starts with its call.
+        if (task && event.kind === 'tool_call') this.taskNews(task, snapshot.turnCount, false);
         continue;
       }
       // Events are clipped; the last reply's whole text is in the snapshot.
@@ -138,6 +171,7 @@ export class LiveFollower {
       this.emit({ ...event, text, streamed: this.streamedPart(text) });
       this.stream = undefined;
     }
+    for (const task of tasks.values()) this.taskNews(task, snapshot.turnCount, task.status !== 'running');
     for (const pending of snapshot.pendingApprovals) {
       if (this.announcedApprovals.has(pending.toolUseId)) continue;
       this.announcedApprovals.add(pending.toolUseId);
@@ -172,6 +206,21 @@ export class LiveFollower {
       ...(this.modelAttempt > 1 ? { modelAttempt: this.modelAttempt } : {}),
       ...(this.modelThinking !== undefined ? { modelThinking: this.modelThinking } : {}),
     });
+  }
+
+  /** A task's start, its subagent's events taken in so far, and (with `end`) its ending, each told once. */
+  private taskNews(task: BackgroundTaskView, turn: number, end: boolean): void {
+    if (!this.tasksStarted.has(task.taskId)) {
+      this.tasksStarted.add(task.taskId);
+      this.emit({ kind: 'task_started', turn, task });
+    }
+    for (const event of this.agentEvents.get(task.toolUseId) ?? [])
+      this.emit({ kind: 'subagent_event', parentToolUseId: task.toolUseId, label: task.label, event });
+    this.agentEvents.delete(task.toolUseId);
+    if (end && task.status !== 'running' && !this.tasksEnded.has(task.taskId)) {
+      this.tasksEnded.add(task.taskId);
+      this.emit({ kind: 'task_ended', turn, task });
+    }
   }
 
   private emit(event: FollowEvent): void {

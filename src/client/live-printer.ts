@@ -109,6 +109,16 @@ export class LivePrinter implements FollowListener {
         );
         break;
       }
+      case 'subagent_event': {
+        // An agent's work, indented under its job's: what it called and what it said.
+        const agent = dim(`  ↳ [${clip(event.label, 40)}]`);
+        const inner = event.event;
+        if (inner.kind === 'tool_call') this.line(`${agent} ${cyan('→')} ${inner.name} ${clip(inner.input, 140)}`);
+        else if (inner.kind === 'tool_result')
+          this.line(`${agent} ${inner.isError ? red('✗') : dim('←')} ${inner.name}: ${dim(clip(inner.preview, 160))}`);
+        else if (inner.kind === 'assistant_text') this.line(`${agent} ${clip(inner.text, 300)}`);
+        break;
+      }
       case 'earlier_events_dropped':
         this.line(dim(`· (${event.count} earlier event${event.count === 1 ? ' is' : 's are'} no longer kept)`));
         break;

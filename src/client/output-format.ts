@@ -4,7 +4,7 @@ import type { ContentStore } from '../activities/store/content-store';
 import type { ToolResultBlock, Usage } from '../shared/messages';
 import type { ContentRef } from '../shared/transcript';
 import type { SessionEvent } from '../shared/session';
-import type { Terminal, TerminalReason } from '../shared/terminal';
+import type { SubagentStats, Terminal, TerminalReason } from '../shared/terminal';
 import { streamOutput } from './render';
 import type { FollowEvent } from './live-events';
 import type { Output } from './render';
@@ -140,7 +140,23 @@ export interface ResultMessage {
   permission_denial_count: number;
   /** What model call attempts cut off mid-stream (worker crashes) cost again; absent when none were. */
   paid_again?: PaidAgainReport;
+  /** Claude Code's count of the job's subagents: all zero for a job that launched none. */
+  subagent_stats: SubagentStats;
 }
+
+/** `subagent_stats` of a job that launched no agent (or ran before they were counted). */
+const NO_SUBAGENTS: SubagentStats = {
+  spawned: 0,
+  requested: { background: 0, foreground: 0, unset: 0 },
+  started_in_background: 0,
+  max_depth: 0,
+  spawned_by_subagents: 0,
+  completed: 0,
+  failed: 0,
+  killed: { parent: 0, user: 0, system: 0 },
+  refused: { depth_limit: 0, concurrency_limit: 0, budget: 0 },
+  by_type: {},
+};
 
 /** The Terminal's optional accounting, read where present (jobs from older workers lack it). */
 interface TerminalAccounting {
@@ -219,6 +235,7 @@ export function resultMessage(jobId: string, terminal: Terminal): ResultMessage 
     recoveries,
     permission_denial_count: terminal.denialCount ?? terminal.denials?.length ?? 0,
     ...(terminal.paidAgain ? { paid_again: terminal.paidAgain } : {}),
+    subagent_stats: terminal.subagentStats ?? NO_SUBAGENTS,
   };
 }
 
@@ -257,6 +274,7 @@ export function endedFromOutsideMessage(jobId: string, status: string, detail: s
     retries: null,
     recoveries: {},
     permission_denial_count: 0,
+    subagent_stats: NO_SUBAGENTS,
   };
 }
 
@@ -284,6 +302,8 @@ export type ToolResultLookup = (ref: ContentRef) => Promise<string | undefined>;
  */
 export class StreamJsonPrinter {
   lastSeq = 0;
+  /** Per subagent (its Agent call's tool_use_id): the tool calls of its that went out. */
+  private readonly agentToolUses = new Map<string, number>();
   /** Lines still waiting for a stored result, so that every line keeps its place. */
   private backlog: Promise<void> | undefined;
 
@@ -373,6 +393,56 @@ export class StreamJsonPrinter {
           }),
         );
         break;
+      case 'task_started': {
+        const { task } = event;
+        this.inOrder(() =>
+          this.line({
+            type: 'system',
+            subtype: 'task_started',
+            task_id: task.taskId,
+            tool_use_id: task.toolUseId,
+            description: task.label,
+            ...(task.agent ? { subagent_type: task.agent.type } : {}),
+            is_backgrounded: task.agent ? task.agent.background : true,
+            ...(task.agent ? { spawn_depth: 1 } : {}),
+            task_type: task.agent ? 'local_agent' : 'local_bash',
+            ...(task.agentJobId ? { job_id: task.agentJobId } : {}),
+          }),
+        );
+        break;
+      }
+      case 'task_ended': {
+        const { task } = event;
+        if (task.status === 'running') break;
+        const toolUses = this.agentToolUses.get(task.toolUseId) ?? 0;
+        this.inOrder(() =>
+          this.line({
+            type: 'system',
+            subtype: 'task_notification',
+            task_id: task.taskId,
+            tool_use_id: task.toolUseId,
+            status: task.status,
+            output_file: task.outputFile,
+            summary: task.agent ? (task.agent.result ?? '') : (task.summary ?? task.label),
+            ...(task.agent
+              ? {
+                  usage: {
+                    total_tokens: task.agent.tokens ?? 0,
+                    tool_uses: toolUses,
+                    duration_ms: task.agent.durationMs ?? 0,
+                  },
+                  job_id: task.agentJobId,
+                }
+              : {}),
+          }),
+        );
+        break;
+      }
+      case 'subagent_event':
+        if (event.event.kind === 'tool_call')
+          this.agentToolUses.set(event.parentToolUseId, (this.agentToolUses.get(event.parentToolUseId) ?? 0) + 1);
+        this.printOne(event.event, event.parentToolUseId);
+        break;
       case 'no_worker':
         this.inOrder(() =>
           this.line({
@@ -392,30 +462,37 @@ export class StreamJsonPrinter {
     for (const event of events) {
       if (event.seq <= this.lastSeq) continue;
       this.lastSeq = event.seq;
-      switch (event.kind) {
-        case 'assistant_text':
-          this.inOrder(() => this.assistant(event.turn, [{ type: 'text', text: event.text }]));
-          break;
-        case 'tool_call':
-          this.inOrder(() =>
-            this.assistant(event.turn, [
-              { type: 'tool_use', id: event.toolUseId, name: event.name, input: parseInput(event.input) },
-            ]),
+      this.printOne(event, null);
+    }
+  }
+
+  /** One event of the job's (`parent` null) or of the subagent its Agent call `parent` started. */
+  private printOne(event: SessionEvent, parent: string | null): void {
+    switch (event.kind) {
+      case 'assistant_text':
+        this.inOrder(() => this.assistant(event.turn, [{ type: 'text', text: event.text }], parent));
+        break;
+      case 'tool_call':
+        this.inOrder(() =>
+          this.assistant(
+            event.turn,
+            [{ type: 'tool_use', id: event.toolUseId, name: event.name, input: parseInput(event.input) }],
+            parent,
+          ),
+        );
+        break;
+      case 'tool_result': {
+        const { ref } = event;
+        const lookup = this.lookup;
+        if (ref !== undefined && lookup) {
+          this.inOrder(async () =>
+            this.toolResult(event, (await lookup(ref).catch(() => undefined)) ?? event.preview, parent),
           );
-          break;
-        case 'tool_result': {
-          const { ref } = event;
-          const lookup = this.lookup;
-          if (ref !== undefined && lookup) {
-            this.inOrder(async () =>
-              this.toolResult(event, (await lookup(ref).catch(() => undefined)) ?? event.preview),
-            );
-          } else this.inOrder(() => this.toolResult(event, event.preview));
-          break;
-        }
-        case 'notice':
-          break;
+        } else this.inOrder(() => this.toolResult(event, event.preview, parent));
+        break;
       }
+      case 'notice':
+        break;
     }
   }
 
@@ -423,7 +500,11 @@ export class StreamJsonPrinter {
     this.inOrder(() => this.out.write(JSON.stringify(message)));
   }
 
-  private toolResult(event: Extract<SessionEvent, { kind: 'tool_result' }>, content: string): void {
+  private toolResult(
+    event: Extract<SessionEvent, { kind: 'tool_result' }>,
+    content: string,
+    parent: string | null,
+  ): void {
     if (event.denied) {
       this.line({
         type: 'system',
@@ -435,7 +516,7 @@ export class StreamJsonPrinter {
     }
     this.line({
       type: 'user',
-      parent_tool_use_id: null,
+      parent_tool_use_id: parent,
       message: {
         role: 'user',
         content: [{ type: 'tool_result', tool_use_id: event.toolUseId, content, is_error: event.isError }],
@@ -446,11 +527,11 @@ export class StreamJsonPrinter {
     });
   }
 
-  private assistant(turn: number, content: unknown[]): void {
+  private assistant(turn: number, content: unknown[], parent: string | null): void {
     this.line({
       type: 'assistant',
-      parent_tool_use_id: null,
-      message: { id: `turn-${turn}`, type: 'message', role: 'assistant', content },
+      parent_tool_use_id: parent,
+      message: { id: parent ? `${parent}-turn-${turn}` : `turn-${turn}`, type: 'message', role: 'assistant', content },
       turn,
     });
   }

@@ -189,7 +189,8 @@ export function formatSnapshot(id: string, snapshot: SessionSnapshot): string {
   }
   for (const pending of snapshot.pendingApprovals ?? []) {
     lines.push(
-      `  waiting for approval: ${pending.toolName} ${clip(pending.input, 200)} [${pending.toolUseId}] — ${pending.reason}`,
+      `  waiting for approval${pending.agent ? ` (agent "${clip(pending.agent.label, 60)}", job ${pending.agent.jobId})` : ''}: ` +
+        `${pending.toolName} ${clip(pending.input, 200)} [${pending.toolUseId}] — ${pending.reason}`,
     );
   }
   if (snapshot.todos?.length) {

@@ -296,6 +296,19 @@ export interface SessionSnapshot {
     status: 'running' | 'completed' | 'failed' | 'stopped';
     outputFile: string;
     exitCode?: number;
+    /** A command's state in one line, in Claude Code's words. */
+    summary?: string;
+    /** A subagent's child job, where its approvals and transcript are. */
+    agentJobId?: string;
+    /** A subagent's type, how it was launched, and once it ended its report (clipped) and size. */
+    agent?: {
+      type: string;
+      background: boolean;
+      result?: string;
+      turns?: number;
+      tokens?: number;
+      durationMs?: number;
+    };
   }>;
   /** The wake-up the job has scheduled, if any: when it fires (ISO 8601), why, and with what message. */
   wakeup?: { at: string; reason: string; prompt: string };
@@ -315,6 +328,11 @@ export interface PendingApproval {
   suggestedRule: string;
   /** Workflow time of the request, ISO 8601. */
   requestedAt: string;
+  /**
+   * Set by the client when the call is a subagent's: the agent's own job, which the answer goes to,
+   * and what the parent's Agent call called it.
+   */
+  agent?: { jobId: string; label: string };
 }
 
 /** The answer to a pending approval, sent by `durable-agent approve` or `deny`. */

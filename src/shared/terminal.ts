@@ -136,6 +136,22 @@ export interface Terminal {
    * none was. Already part of `modelUsage` and `totalCostUsd`.
    */
   paidAgain?: PaidAgainReport;
+  /** The job's subagents, in Claude Code's `subagent_stats` shape; absent on older jobs. */
+  subagentStats?: SubagentStats;
+}
+
+/** Claude Code's `subagent_stats`: how many agents a job launched, how, and how they ended. */
+export interface SubagentStats {
+  spawned: number;
+  requested: { background: number; foreground: number; unset: number };
+  started_in_background: number;
+  max_depth: number;
+  spawned_by_subagents: number;
+  completed: number;
+  failed: number;
+  killed: { parent: number; user: number; system: number };
+  refused: { depth_limit: number; concurrency_limit: number; budget: number };
+  by_type: Record<string, number>;
 }
 
 /** The sandbox as `status` and the Terminal show it. */

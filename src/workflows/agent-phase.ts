@@ -79,6 +79,7 @@ export async function launchAgent(session: Session, state: State, toolUse: ToolU
   }
   const running = background.running.filter((task) => task.kind === 'agent').length;
   if (running >= MAX_RUNNING_AGENTS) {
+    background.refused.concurrency_limit++;
     return inline(
       toolUse.id,
       toolUseError(
@@ -90,6 +91,7 @@ export async function launchAgent(session: Session, state: State, toolUse: ToolU
   const budget = session.input.maxBudgetUsd;
   const left = budget === undefined ? undefined : budget - knownCostUsd(state.modelUsage);
   if (left !== undefined && left <= 0) {
+    background.refused.budget++;
     return inline(
       toolUse.id,
       toolUseError('The job has spent its budget (--max-budget-usd): no agent can be launched'),

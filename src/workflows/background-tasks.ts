@@ -12,7 +12,7 @@ import type { RunToolInput, ToolRunResult } from '../shared/activity-types';
 import type { ToolUseBlock } from '../shared/messages';
 import type { ModelUsage } from '../shared/pricing';
 import type { SessionInput } from '../shared/session';
-import type { Terminal } from '../shared/terminal';
+import type { SubagentStats, Terminal } from '../shared/terminal';
 import { terminalInFailure } from '../shared/terminal-failure';
 
 /** Where a background command's output is copied for the model to Read, relative to the workspace. */
@@ -49,6 +49,13 @@ export interface BackgroundTask {
   reported: boolean;
   /** An agent's: its child job's id, and once it ended, its final answer, cost and size. */
   childId?: string;
+  /** An agent's type, and whether its call returned at once (else it waited for the report). */
+  subagentType?: string;
+  background?: boolean;
+  /** What the call asked for: `run_in_background` true, false, or left out. */
+  requested?: 'background' | 'foreground' | 'unset';
+  /** Who stopped it: the job as it ended, or a TaskStop call. */
+  stoppedBy?: 'job' | 'task_stop';
   result?: string;
   modelUsage?: ModelUsage;
   /** An agent's cost has been added to the job's. */
@@ -68,6 +75,8 @@ export interface BackgroundTask {
  */
 export class BackgroundTasks {
   readonly tasks = new Map<string, BackgroundTask>();
+  /** Agent calls refused, by why (Claude Code's `subagent_stats.refused`). */
+  readonly refused = { depth_limit: 0, concurrency_limit: 0, budget: 0 };
 
   constructor(
     private readonly parent: CancellationScope,
@@ -127,6 +136,8 @@ export class BackgroundTasks {
     if (this.tasks.has(taskId)) taskId = `a${uuid4().replace(/-/g, '').slice(0, 8)}`;
     const scope = new CancellationScope({ cancellable: true, parent: this.parent });
     const startedAt = Date.now();
+    const asked = (toolUse.input as { run_in_background?: unknown }).run_in_background;
+    const requested = asked === false ? 'foreground' : asked === true ? 'background' : 'unset';
     const task: BackgroundTask = {
       kind: 'agent',
       taskId,
@@ -136,6 +147,9 @@ export class BackgroundTasks {
       status: 'running',
       reported: false,
       childId,
+      subagentType: agentType(toolUse.input),
+      background: requested !== 'foreground',
+      requested,
       scope,
       settled: Promise.resolve(),
     };
@@ -202,9 +216,10 @@ export class BackgroundTasks {
   }
 
   /** Stop one task: its activity is cancelled, which kills its processes; resolves once it has. */
-  async stop(task: BackgroundTask): Promise<void> {
+  async stop(task: BackgroundTask, by: 'job' | 'task_stop'): Promise<void> {
     if (task.status !== 'running') return;
     task.status = 'stopped';
+    task.stoppedBy = by;
     task.scope.cancel();
     // Its handlers keep 'stopped' whatever the activity or child reports as it ends.
     await task.settled;
@@ -212,19 +227,55 @@ export class BackgroundTasks {
 
   /** Stop every running task: nothing of the job runs on after it. */
   async stopAll(): Promise<void> {
-    await Promise.all(this.running.map((task) => this.stop(task)));
+    await Promise.all(this.running.map((task) => this.stop(task, 'job')));
   }
+
+  /** Claude Code's `subagent_stats`: the job's agents, how they were asked for, and how they ended. */
+  subagentStats(): SubagentStats {
+    const agents = [...this.tasks.values()].filter((task) => task.kind === 'agent');
+    const count = (test: (task: BackgroundTask) => boolean) => agents.filter(test).length;
+    const byType: Record<string, number> = {};
+    for (const task of agents)
+      byType[task.subagentType ?? 'general-purpose'] = (byType[task.subagentType ?? 'general-purpose'] ?? 0) + 1;
+    return {
+      spawned: agents.length,
+      requested: {
+        background: count((task) => task.requested === 'background'),
+        foreground: count((task) => task.requested === 'foreground'),
+        unset: count((task) => task.requested === 'unset'),
+      },
+      started_in_background: count((task) => task.background === true),
+      // Agents get no Agent tool: none spawns another.
+      max_depth: agents.length > 0 ? 1 : 0,
+      spawned_by_subagents: 0,
+      completed: count((task) => task.status === 'completed'),
+      failed: count((task) => task.status === 'failed'),
+      killed: {
+        parent: count((task) => task.stoppedBy === 'job'),
+        user: count((task) => task.stoppedBy === 'task_stop'),
+        system: 0,
+      },
+      refused: { ...this.refused },
+      by_type: byType,
+    };
+  }
+}
+
+/** A background command's ending in one line, in Claude Code's words. */
+export function commandSummary(task: Pick<BackgroundTask, 'label' | 'status' | 'exitCode' | 'failure'>): string {
+  if (task.status === 'running') return `Background command "${task.label}" is running`;
+  if (task.status === 'stopped') return `Background command "${task.label}" was stopped`;
+  return task.status === 'completed'
+    ? `Background command "${task.label}" completed (exit code ${task.exitCode ?? 0})`
+    : task.exitCode !== undefined
+      ? `Background command "${task.label}" failed with exit code ${task.exitCode}`
+      : `Background command "${task.label}" failed: ${task.failure ?? 'no exit status was recorded'}`;
 }
 
 /** The text the model gets at the next turn boundary for a task that ended, in Claude Code's tags. */
 export function taskNotification(task: BackgroundTask): string {
   if (task.kind === 'agent') return agentNotification(task);
-  const summary =
-    task.status === 'completed'
-      ? `Background command "${task.label}" completed (exit code ${task.exitCode ?? 0})`
-      : task.exitCode !== undefined
-        ? `Background command "${task.label}" failed with exit code ${task.exitCode}`
-        : `Background command "${task.label}" failed: ${task.failure ?? 'no exit status was recorded'}`;
+  const summary = commandSummary(task);
   return [
     '<system-reminder>',
     'A background task of this job has ended. This note comes from the job itself, not from the user: it',
@@ -262,4 +313,10 @@ function agentNotification(task: BackgroundTask): string {
     '</task-notification>',
     '</system-reminder>',
   ].join('\n');
+}
+
+/** The Agent call's `subagent_type`, or the type a call without one gets. */
+function agentType(input: unknown): string {
+  const type = (input as { subagent_type?: unknown }).subagent_type;
+  return typeof type === 'string' && type.trim() ? type.trim() : 'general-purpose';
 }

@@ -42,6 +42,7 @@ export async function finish(
     todos: state.todos,
     ...(control.permissionSummary ? { permissions: control.permissionSummary } : {}),
     ...(control.sandbox ? { sandbox: control.sandboxReport(state) } : {}),
+    ...(control.background ? { subagentStats: control.background.subagentStats() } : {}),
     ...extra,
   };
   return publish(control, state, terminal);

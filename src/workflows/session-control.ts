@@ -43,7 +43,7 @@ import {
   wakeSignal,
 } from './definitions';
 import { showProgress } from './progress-details';
-import type { BackgroundTasks } from './background-tasks';
+import { commandSummary, type BackgroundTasks } from './background-tasks';
 import { clock } from '../shared/tools/schedule-wakeup';
 import { storeRoots } from './store-roots';
 
@@ -373,6 +373,20 @@ export class SessionControl {
               status: task.status,
               outputFile: task.outputFile,
               ...(task.exitCode !== undefined ? { exitCode: task.exitCode } : {}),
+              ...(task.kind === 'bash' ? { summary: commandSummary(task) } : {}),
+              ...(task.childId !== undefined ? { agentJobId: task.childId } : {}),
+              ...(task.kind === 'agent'
+                ? {
+                    agent: {
+                      type: task.subagentType ?? 'general-purpose',
+                      background: task.background ?? true,
+                      ...(task.result !== undefined ? { result: clip(task.result) } : {}),
+                      ...(task.turns !== undefined ? { turns: task.turns } : {}),
+                      ...(task.tokens !== undefined ? { tokens: task.tokens } : {}),
+                      ...(task.durationMs !== undefined ? { durationMs: task.durationMs } : {}),
+                    },
+                  }
+                : {}),
             })),
           }
         : {}),

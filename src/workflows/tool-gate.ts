@@ -332,7 +332,7 @@ async function taskStop(toolUse: ToolUseBlock, ctx: GateContext): Promise<GatedR
   if (task.status !== 'running') {
     return inline(toolUse.id, toolUseError(`Task ${id} is not running (status: ${task.status})`), true);
   }
-  await ctx.background!.stop(task);
+  await ctx.background!.stop(task, 'task_stop');
   ctx.control.record({ turn: ctx.control.turnCount(), kind: 'notice', text: `background command ${id} stopped` });
   return { ...inline(toolUse.id, `Successfully stopped task: ${id} (${task.label})`, false), ran: true };
 }
