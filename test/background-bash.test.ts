@@ -57,7 +57,7 @@ describe('Bash run_in_background', () => {
     JSON.parse((await runCli(['status', id, '--json'], env(llm))).stdout);
 
   beforeAll(async () => {
-    server = await DevServer.start(dir);
+    server = await DevServer.start(dir, { namespaces: ['other'] });
   }, 90_000);
   afterEach(async () => {
     await worker?.kill('SIGKILL');
@@ -114,6 +114,22 @@ describe('Bash run_in_background', () => {
     await worker!.kill('SIGKILL');
     worker = undefined;
     expect(processesWith(`${tag}-a`).length).toBeGreaterThan(0);
+    // A worker of another namespace on this host, with the same store, looks after the groups dead
+    // workers left: it must not take this job, which is not in its namespace, for an ended one.
+    const neighbour = await spawnWorkerProcess({
+      address: server.address,
+      taskQueue: 'durable-agent',
+      modelUrl: llm.url,
+      home,
+      extraEnv: { TEMPORAL_NAMESPACE: 'other' },
+    });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 7_000)); // its first look, and one more
+      expect(neighbour.logs()).not.toContain('killed process group');
+      expect(processesWith(`${tag}-a`).length).toBeGreaterThan(0);
+    } finally {
+      await neighbour.kill('SIGKILL');
+    }
     await startWorker(llm);
 
     const result = await runCli(['result', 'bg-kill'], env(llm));

@@ -143,7 +143,11 @@ async function runToolOnce(
       workerPid: process.pid,
       ...(journalEntry ? { journalEntry } : {}),
       ...(ctx.info.workflowExecution
-        ? { workflowId: ctx.info.workflowExecution.workflowId, runId: ctx.info.workflowExecution.runId }
+        ? {
+            namespace: ctx.info.workflowNamespace,
+            workflowId: ctx.info.workflowExecution.workflowId,
+            runId: ctx.info.workflowExecution.runId,
+          }
         : {}),
       activityId: ctx.info.activityId,
       attempt,

@@ -20,6 +20,8 @@ import { isProcessAlive } from '../client/free-port';
 export const FAST_FAILED_ACTIVITY_TYPES: ReadonlySet<string> = new Set(['callModel', 'compactConversation', 'runTool']);
 
 export interface InflightActivity {
+  /** Its job's namespace (absent in records of older workers). */
+  namespace?: string;
   workflowId: string;
   runId: string;
   activityId: string;
@@ -104,6 +106,7 @@ export class InflightRecorder {
           if (!FAST_FAILED_ACTIVITY_TYPES.has(info.activityType) || !info.workflowExecution) return next(input);
           const key = `${info.workflowExecution.workflowId}/${info.workflowExecution.runId}/${info.activityId}`;
           this.running.set(key, {
+            namespace: info.workflowNamespace,
             workflowId: info.workflowExecution.workflowId,
             runId: info.workflowExecution.runId,
             activityId: info.activityId,
@@ -224,6 +227,10 @@ export async function failOrphanedModelCalls(client: Client, home: string): Prom
     if (record.host !== os.hostname() || record.pid === process.pid) continue;
     const dead = record.bootId !== thisBoot || !isProcessAlive(record.pid);
     if (!dead) continue;
+    // A worker of another namespace on this host (sharing the store) left it: the job is not in
+    // ours, so its calls are left for a worker of theirs, file and all.
+    if (record.activities.some((activity) => activity.namespace && activity.namespace !== client.options.namespace))
+      continue;
     // Side by side: a worker that died with fifty calls in flight must not hand them back one by one.
     await Promise.all(
       record.activities.map(async (activity) => {

@@ -1,5 +1,5 @@
 import { readFile, rm } from 'node:fs/promises';
-import type { Client } from '@temporalio/client';
+import { WorkflowClient, type Client } from '@temporalio/client';
 import { GroupRegistry, type GroupRecord } from '../activities/store/group-registry';
 import type { JournalEntry } from '../activities/tool-journal';
 import { groupAlive, killCommand, sameHost, thisHost } from '../activities/tools/command-run';
@@ -58,7 +58,13 @@ async function whyUnsupervisable(record: GroupRecord, client: Client | undefined
   if (entry?.status === 'started' && entry.owner?.how === 'fenced')
     return `attempt ${entry.owner.attempt} on ${entry.owner.host} took its call over`;
   if (client && record.workflowId && record.activityId) {
-    const pending = await activityPending(client, record.workflowId, record.runId, record.activityId);
+    // Asked in the job's own namespace: a worker of another one on this host would not find the
+    // job in its own, and take that for an ended job.
+    const jobs =
+      record.namespace && record.namespace !== client.options.namespace
+        ? new WorkflowClient({ connection: client.connection, namespace: record.namespace })
+        : client.workflow;
+    const pending = await activityPending(jobs, record.workflowId, record.runId, record.activityId);
     if (pending === false) return 'its job no longer waits for the call';
   }
   return undefined;
@@ -66,13 +72,13 @@ async function whyUnsupervisable(record: GroupRecord, client: Client | undefined
 
 /** Whether the job still waits for the activity; undefined when the server cannot say now. */
 async function activityPending(
-  client: Client,
+  jobs: WorkflowClient,
   workflowId: string,
   runId: string | undefined,
   activityId: string,
 ): Promise<boolean | undefined> {
   try {
-    const description = await client.workflow.getHandle(workflowId, runId).describe();
+    const description = await jobs.getHandle(workflowId, runId).describe();
     if (description.status.name !== 'RUNNING') return false;
     return (description.raw.pendingActivities ?? []).some((activity) => activity.activityId === activityId);
   } catch (error) {

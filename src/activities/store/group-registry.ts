@@ -9,6 +9,8 @@ export interface GroupRecord extends CommandGroup, HostIdentity {
   /** The call's journal entry, when it is journaled: a retry may adopt the group. */
   journalEntry?: string;
   /** The activity the group belongs to, to ask the server whether a retry will still come. */
+  /** Its job's namespace: workers of other namespaces may share the host and its store. */
+  namespace?: string;
   workflowId?: string;
   runId?: string;
   activityId?: string;

@@ -19,6 +19,9 @@ export class DevServer {
     readonly dbFile: string,
     readonly port: number,
     private readonly logFile: string,
+    private readonly options: DevServerOptions,
+    /** Where the server's Prometheus metrics are served, when asked for. */
+    readonly metricsPort: number | undefined,
   ) {
     this.address = `127.0.0.1:${port}`;
   }
@@ -28,9 +31,15 @@ export class DevServer {
    * before the server binds it (by another test's server, whose metrics and HTTP ports are random):
    * the server then exits at once, and a new port is tried.
    */
-  static async start(dir: string): Promise<DevServer> {
+  static async start(dir: string, options: DevServerOptions = {}): Promise<DevServer> {
     for (let attempt = 1; ; attempt++) {
-      const server = new DevServer(path.join(dir, 'temporal.db'), await freePort(), path.join(dir, 'temporal.log'));
+      const server = new DevServer(
+        path.join(dir, 'temporal.db'),
+        await freePort(),
+        path.join(dir, 'temporal.log'),
+        options,
+        options.metrics ? await freePort() : undefined,
+      );
       try {
         await server.launch();
         return server;
@@ -81,6 +90,8 @@ export class DevServer {
         // which would make 50 concurrent jobs wait on each other rather than on the faults.
         '--dynamic-config-value',
         'history.transferProcessorMaxPollRPS=1000',
+        ...(this.options.namespaces ?? []).flatMap((namespace) => ['--namespace', namespace]),
+        ...(this.metricsPort === undefined ? [] : ['--metrics-port', String(this.metricsPort)]),
       ],
       // Its own process group, so a kill reaches it and nothing else.
       { detached: true, stdio: ['ignore', log, log] },
@@ -118,6 +129,26 @@ export class DevServer {
     this.firstLaunch = false;
   }
 
+  /**
+   * The server's `action` counters (what Temporal Cloud bills) summed by namespace, then by
+   * action type. They count from the server's start: a restart sets them back to zero.
+   */
+  async actions(): Promise<Map<string, Map<string, number>>> {
+    if (this.metricsPort === undefined) throw new Error('this dev server was started without metrics');
+    const text = await (await fetch(`http://127.0.0.1:${this.metricsPort}/metrics`)).text();
+    const byNamespace = new Map<string, Map<string, number>>();
+    for (const line of text.split('\n')) {
+      const match = /^action\{(.*)\} (\S+)$/.exec(line);
+      if (!match) continue;
+      const labels = Object.fromEntries([...match[1]!.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+      const namespace = byNamespace.get(labels.namespace ?? '') ?? new Map<string, number>();
+      byNamespace.set(labels.namespace ?? '', namespace);
+      const type = labels.action_type ?? '';
+      namespace.set(type, (namespace.get(type) ?? 0) + Number(match[2]));
+    }
+    return byNamespace;
+  }
+
   /** SIGKILL the server (its process group) and wait until it is gone. */
   async kill(): Promise<void> {
     const child = this.child;
@@ -129,6 +160,13 @@ export class DevServer {
     }
     await this.exited;
   }
+}
+
+export interface DevServerOptions {
+  /** Namespaces to create beside `default`. */
+  namespaces?: string[];
+  /** Serve Prometheus metrics on a free port of their own (see `actions()`). */
+  metrics?: boolean;
 }
 
 /** The server could not bind its port: another process took it after it was found free. */
