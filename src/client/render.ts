@@ -174,6 +174,17 @@ export function formatSnapshot(id: string, snapshot: SessionSnapshot): string {
     );
   }
   if (snapshot.wakeup && !snapshot.terminal) lines.push(formatWakeup(id, snapshot.phase, snapshot.wakeup));
+  if (snapshot.crons?.length && !snapshot.terminal) {
+    lines.push(
+      `  scheduled prompts (CronCreate; the job sleeps between runs, \`durable-agent wake ${id}\` fires the next now):`,
+      ...[...snapshot.crons]
+        .sort((a, b) => a.nextAt.localeCompare(b.nextAt))
+        .map(
+          (cron) =>
+            `    ${cron.id} ${cron.schedule} (${cron.recurring ? 'recurring' : 'once'}), next ${cron.nextAt.slice(0, 16).replace('T', ' ')} UTC: ${clip(cron.prompt, 160)}`,
+        ),
+    );
+  }
   if (snapshot.backgroundTasks?.length) {
     lines.push(
       '  background commands:',

@@ -10,6 +10,7 @@ import type { QueuedMessage } from './signal-payloads';
 import type { ContextReport, SandboxReport } from './terminal';
 import type { TodoItem } from './tools/todo-write';
 import type { Wakeup } from './tools/schedule-wakeup';
+import type { ScheduledPrompt } from './tools/cron';
 import type { ContextState } from './context/context-state';
 import type { ModelLimitsEntry } from './context/model-limits';
 import type { ModelPricesEntry, ModelUsage, PaidAgainReport } from './pricing';
@@ -188,6 +189,8 @@ export interface State {
   startedAtMs?: number;
   /** The wake-up ScheduleWakeup set: when the turn ends, the job sleeps until it fires. */
   wakeup?: Wakeup;
+  /** Prompts scheduled into the job with CronCreate: it sleeps until the next instead of ending. */
+  crons?: ScheduledPrompt[];
 }
 
 export interface ResumeState {
@@ -312,6 +315,8 @@ export interface SessionSnapshot {
   }>;
   /** The wake-up the job has scheduled, if any: when it fires (ISO 8601), why, and with what message. */
   wakeup?: { at: string; reason: string; prompt: string };
+  /** The prompts scheduled with CronCreate: when each fires next (ISO 8601), how often, and what it says. */
+  crons?: Array<{ id: string; cron: string; schedule: string; recurring: boolean; nextAt: string; prompt: string }>;
   events: SessionEvent[];
   terminal: Terminal | undefined;
 }

@@ -37,6 +37,8 @@ export const TRANSITION_REASONS = [
   'pause_turn',
   // Not in the seed: a wake-up ScheduleWakeup set fired (or `wake` came); its prompt is the next message.
   'scheduled_wakeup',
+  // Not in the seed: a prompt scheduled with CronCreate fired; it is the next message.
+  'scheduled_task',
 ] as const;
 export type TransitionReason = (typeof TRANSITION_REASONS)[number];
 

@@ -145,12 +145,15 @@ async function runSession(input: SessionInput): Promise<Terminal> {
   try {
     for (;;) {
       let step = await runTurn(session, state);
-      // Only a job whose model called ScheduleWakeup or ran a background command (each behind its
-      // patch) ends a turn with something to wait for.
+      // Only a job whose model called ScheduleWakeup or CronCreate or ran a background command (each
+      // behind its patch) ends a turn with something to wait for.
       if (
         step.kind === 'terminal' &&
         step.reason === 'completed' &&
-        (step.state.wakeup || control.background.running.length > 0 || control.background.news.length > 0)
+        (step.state.wakeup ||
+          step.state.crons?.length ||
+          control.background.running.length > 0 ||
+          control.background.news.length > 0)
       ) {
         step = await waitAfterTurn(session, step.state);
       }
@@ -359,6 +362,7 @@ function afterTools(session: Session, after: State, tools: ToolsPhaseOutcome, ex
     todos: tools.effects.todos,
     unsandboxedCommands: tools.effects.unsandboxedCommands,
     wakeup: tools.effects.wakeup,
+    crons: tools.effects.crons?.length ? tools.effects.crons : undefined,
   };
   if (tools.aborted)
     return { kind: 'terminal', state: withResults, reason: 'aborted_tools', detail: control.abortDetail };

@@ -128,6 +128,7 @@ const NEW_TURN_TRANSITIONS: ReadonlySet<string> = new Set([
   'pause_turn',
   'stop_hook_blocking',
   'scheduled_wakeup',
+  'scheduled_task',
 ]);
 
 /**

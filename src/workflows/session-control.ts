@@ -45,6 +45,7 @@ import {
 import { showProgress } from './progress-details';
 import { commandSummary, type BackgroundTasks } from './background-tasks';
 import { clock } from '../shared/tools/schedule-wakeup';
+import { humanSchedule, nextDue, when } from '../shared/tools/cron';
 import { storeRoots } from './store-roots';
 
 /** How many progress events a job keeps in memory for `status`; older ones are dropped. */
@@ -124,7 +125,9 @@ export class SessionControl {
       ...(this.terminal ? { outcome: this.terminal.reason } : {}),
       ...(next === 'sleeping' && state.wakeup
         ? { sleepingUntil: `${clock(state.wakeup.atMs)}: ${state.wakeup.reason}` }
-        : {}),
+        : next === 'sleeping' && state.crons?.length
+          ? { sleepingUntil: `${when(nextDue(state.crons)?.nextFireAtMs ?? 0)}: a scheduled prompt` }
+          : {}),
     });
   }
 
@@ -210,9 +213,13 @@ export class SessionControl {
       if (args.length > 0 && args.some((arg) => arg !== null && arg !== undefined)) {
         this.notice('wake: the signal takes no argument; what came with it was ignored');
       }
-      const wakeup = this.currentState().wakeup ?? this.turnState?.wakeup;
-      if (!wakeup) return this.notice('wake: no wake-up is pending, so there is nothing to wake; nothing changed');
-      this.wakeRequestedFor = wakeup.toolUseId;
+      const state = this.currentState();
+      const wakeup = state.wakeup ?? this.turnState?.wakeup;
+      // Without a wake-up, the scheduled prompt due first fires now.
+      const scheduled = wakeup ? undefined : nextDue(state.crons ?? this.turnState?.crons);
+      if (!wakeup && !scheduled)
+        return this.notice('wake: no wake-up is pending, so there is nothing to wake; nothing changed');
+      this.wakeRequestedFor = wakeup ? wakeup.toolUseId : scheduled?.id;
     });
     setHandler(snapshotQuery, (...args: unknown[]) => {
       const parsed = parsePayload('snapshot', sinceSeqPayload, args, 'no argument or a sequence number');
@@ -362,6 +369,18 @@ export class SessionControl {
               reason: state.wakeup.reason,
               prompt: clip(state.wakeup.prompt),
             },
+          }
+        : {}),
+      ...(state.crons?.length
+        ? {
+            crons: state.crons.map((cron) => ({
+              id: cron.id,
+              cron: cron.cron,
+              schedule: humanSchedule(cron.cron),
+              recurring: cron.recurring,
+              nextAt: new Date(cron.nextFireAtMs).toISOString(),
+              prompt: clip(cron.prompt),
+            })),
           }
         : {}),
       ...(this.background?.tasks.size

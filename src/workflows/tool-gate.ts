@@ -1,4 +1,5 @@
 import { ActivityFailure, condition, isCancellation, patched } from '@temporalio/workflow';
+import type { z } from 'zod';
 import type { RunToolInput, ToolRunResult } from '../shared/activity-types';
 import type { ReadFileStates } from '../shared/file-state';
 import type { ToolUseBlock } from '../shared/messages';
@@ -14,6 +15,15 @@ import { decideWakeup, scheduleWakeupTool } from '../shared/tools/schedule-wakeu
 import { bashTool } from '../shared/tools/bash';
 import { taskStopTool } from '../shared/tools/task-stop';
 import { agentTool } from '../shared/tools/agent';
+import {
+  cronCreateTool,
+  cronDeleteTool,
+  cronListTool,
+  decideCronCreate,
+  decideCronDelete,
+  listCrons,
+} from '../shared/tools/cron';
+import type { CronDecision, ScheduledPrompt } from '../shared/tools/cron';
 import type { BackgroundTasks } from './background-tasks';
 import type { Wakeup } from '../shared/tools/schedule-wakeup';
 import { fileStateKeysFor } from '../shared/tools';
@@ -39,6 +49,8 @@ export interface TurnEffects {
   stopRequested?: string;
   /** The wake-up pending after this turn's ScheduleWakeup calls (the State's, if none was made). */
   wakeup: Wakeup | undefined;
+  /** The job's schedules after this turn's CronCreate and CronDelete calls. */
+  crons: ScheduledPrompt[] | undefined;
 }
 
 export interface GateContext {
@@ -89,12 +101,20 @@ export const BACKGROUND_BASH_PATCH = 'background-bash';
 /** Guards Agent: jobs recorded before it answered a call of it as a tool they did not offer. */
 export const AGENT_PATCH = 'agent-subagents';
 
+/** Guards CronCreate, CronList and CronDelete: jobs recorded before it answered them as tools they did not offer. */
+export const CRON_PATCH = 'cron-tools';
+
 /** Tools newer than some recorded jobs, and the patch that guards each: unoffered in those jobs' replays. */
 const NEWER_TOOLS: Readonly<Record<string, string>> = {
   [scheduleWakeupTool.name]: SCHEDULE_WAKEUP_PATCH,
   [taskStopTool.name]: BACKGROUND_BASH_PATCH,
   [agentTool.name]: AGENT_PATCH,
+  [cronCreateTool.name]: CRON_PATCH,
+  [cronListTool.name]: CRON_PATCH,
+  [cronDeleteTool.name]: CRON_PATCH,
 };
+
+const CRON_TOOLS: ReadonlySet<string> = new Set([cronCreateTool.name, cronListTool.name, cronDeleteTool.name]);
 
 export type GatedResult = FinishedCall;
 
@@ -133,6 +153,7 @@ export async function gateAndRun(toolUse: ToolUseBlock, ctx: GateContext): Promi
   if (toolUse.name === todoWriteTool.name) return todoWrite(toolUse, ctx);
   if (toolUse.name === scheduleWakeupTool.name && offered.includes(toolUse.name)) return scheduleWakeup(toolUse, ctx);
   if (toolUse.name === taskStopTool.name && offered.includes(toolUse.name)) return taskStop(toolUse, ctx);
+  if (CRON_TOOLS.has(toolUse.name) && offered.includes(toolUse.name)) return cron(toolUse, ctx);
   if (toolUse.name === agentTool.name && offered.includes(toolUse.name) && ctx.launchAgent)
     return ctx.launchAgent(toolUse);
 
@@ -347,6 +368,30 @@ function scheduleWakeup(toolUse: ToolUseBlock, ctx: GateContext): GatedResult {
   const decision = decideWakeup(parsed.data, toolUse.id, Date.now(), ctx.effects.wakeup);
   if (decision.kind === 'invalid') return inline(toolUse.id, toolUseError(decision.text), true);
   ctx.effects.wakeup = decision.kind === 'scheduled' ? decision.wakeup : undefined;
+  return inline(toolUse.id, decision.text, false);
+}
+
+/** CronCreate, CronList and CronDelete are answered here, from and into the job's schedules. */
+function cron(toolUse: ToolUseBlock, ctx: GateContext): GatedResult {
+  const crons = ctx.effects.crons ?? [];
+  const invalid = (error: z.ZodError) => inline(toolUse.id, formatInputValidationError(toolUse.name, error), true);
+  let decision: CronDecision;
+  if (toolUse.name === cronListTool.name) {
+    const parsed = cronListTool.inputSchema.safeParse(toolUse.input);
+    if (!parsed.success) return invalid(parsed.error);
+    return inline(toolUse.id, listCrons(crons), false);
+  } else if (toolUse.name === cronCreateTool.name) {
+    const parsed = cronCreateTool.inputSchema.safeParse(toolUse.input);
+    if (!parsed.success) return invalid(parsed.error);
+    // Workflow code's Date is Temporal's deterministic workflow time.
+    decision = decideCronCreate(parsed.data, toolUse.id, Date.now(), crons);
+  } else {
+    const parsed = cronDeleteTool.inputSchema.safeParse(toolUse.input);
+    if (!parsed.success) return invalid(parsed.error);
+    decision = decideCronDelete(parsed.data, crons);
+  }
+  if (decision.isError) return inline(toolUse.id, toolUseError(decision.text), true);
+  ctx.effects.crons = decision.crons;
   return inline(toolUse.id, decision.text, false);
 }
 

@@ -29,6 +29,7 @@ export async function runToolsPhase(
     unsandboxedCommands: state.unsandboxedCommands ?? 0,
     hookFeedback: [],
     wakeup: state.wakeup,
+    crons: state.crons,
   };
   const outcome = await control.runAbortable(() =>
     runTools(toolUseBlocks, {

@@ -2,12 +2,14 @@ import { condition } from '@temporalio/workflow';
 import { exceedsMaxTurns } from '../shared/recovery';
 import type { State } from '../shared/session';
 import { clock } from '../shared/tools/schedule-wakeup';
+import { afterFire, humanSchedule, nextDue, when } from '../shared/tools/cron';
+import type { ScheduledPrompt } from '../shared/tools/cron';
 import { budgetExhausted } from './cost-budget';
 import type { Session } from './session';
 import type { TurnStep } from './turn-step';
 
 /**
- * The turn ended with something still to come: a wake-up (ScheduleWakeup) or background commands
+ * The turn ended with something still to come: a wake-up (ScheduleWakeup), a scheduled prompt (CronCreate) or background commands
  * running. The job waits, with no activity of its own and no worker slot held (a background
  * command's activity is its own), until the wake-up fires, `wake` asks for it early, a background
  * command ends, new input arrives, or the job is aborted. A wake-up that fires sends its prompt as
@@ -17,11 +19,14 @@ import type { TurnStep } from './turn-step';
 export async function waitAfterTurn(session: Session, state: State): Promise<TurnStep> {
   const { control } = session;
   const wakeup = state.wakeup;
+  const scheduled = nextDue(state.crons);
   const background = control.background;
   const at = wakeup ? clock(wakeup.atMs) : '';
   const waitingFor = wakeup
     ? `the wake-up set for ${at}`
-    : `${background?.running.length ?? 0} background task(s) still running`;
+    : scheduled
+      ? `scheduled job ${scheduled.id} (next run ${when(scheduled.nextFireAtMs)})`
+      : `${background?.running.length ?? 0} background task(s) still running`;
   const nextTurnCount = state.turnCount + 1;
   // Neither a turn nor money is left for what comes: say so now rather than after the wait.
   if (exceedsMaxTurns(nextTurnCount, control.maxTurns)) {
@@ -29,21 +34,28 @@ export async function waitAfterTurn(session: Session, state: State): Promise<Tur
       kind: 'terminal',
       state,
       reason: 'max_turns',
-      detail: `${waitingFor} ${wakeup ? 'was not waited for' : 'were stopped'}: maxTurns ${control.maxTurns} reached`,
+      detail: `${waitingFor} ${wakeup || scheduled ? 'was not waited for' : 'were stopped'}: maxTurns ${control.maxTurns} reached`,
     };
   }
   const spent = budgetExhausted(session, state, `the turn after ${waitingFor}`);
   if (spent) return { kind: 'terminal', state, reason: 'budget_exhausted', detail: spent };
 
   const woken = () => wakeup !== undefined && control.wakeRequestedFor === wakeup.toolUseId;
+  const cronWoken = () => scheduled !== undefined && control.wakeRequestedFor === scheduled.id;
   const news = () => (background?.news.length ?? 0) > 0;
-  const wakeNow = () => woken() || news() || control.inbox.length > 0 || control.abortRequested;
+  const wakeNow = () => woken() || cronWoken() || news() || control.inbox.length > 0 || control.abortRequested;
+  // What fires first: the wake-up, or the next scheduled prompt.
+  const dueAtMs = Math.min(wakeup?.atMs ?? Infinity, scheduled?.nextFireAtMs ?? Infinity);
   if (!wakeNow()) {
     control.showTurnState(state);
-    if (wakeup) {
-      const remainingMs = wakeup.atMs - Date.now();
+    if (dueAtMs !== Infinity) {
+      const remainingMs = dueAtMs - Date.now();
       if (remainingMs > 0) {
-        control.record({ turn: state.turnCount, kind: 'notice', text: `sleeping until ${at}: ${wakeup.reason}` });
+        const why =
+          wakeup && wakeup.atMs === dueAtMs
+            ? `sleeping until ${at}: ${wakeup.reason}`
+            : `sleeping until ${when(dueAtMs)}: scheduled job ${scheduled?.id} (${humanSchedule(scheduled?.cron ?? '')})`;
+        control.record({ turn: state.turnCount, kind: 'notice', text: why });
         control.phase = 'sleeping';
         await condition(wakeNow, remainingMs);
       }
@@ -59,10 +71,14 @@ export async function waitAfterTurn(session: Session, state: State): Promise<Tur
     }
   }
   if (control.abortRequested) {
-    const where = wakeup ? `while sleeping until ${at}` : 'while waiting for background tasks';
+    const where = wakeup || scheduled ? `while sleeping until ${when(dueAtMs)}` : 'while waiting for background tasks';
     return { kind: 'terminal', state, reason: 'aborted_tools', detail: `${control.abortDetail} (${where})` };
   }
-  const fired = wakeup !== undefined && (woken() || Date.now() >= wakeup.atMs);
+  const now = Date.now();
+  const fired = wakeup !== undefined && (woken() || now >= wakeup.atMs);
+  if (!fired && scheduled !== undefined && (cronWoken() || now >= scheduled.nextFireAtMs)) {
+    return fireScheduled(session, state, scheduled, nextTurnCount);
+  }
   if (!wakeup || !fired) {
     // A background command ended or input came: it takes the next turn; a wake-up keeps its time.
     return { kind: 'continue', state: { ...state, turnCount: nextTurnCount, transition: { reason: 'next_turn' } } };
@@ -82,6 +98,35 @@ export async function waitAfterTurn(session: Session, state: State): Promise<Tur
       maxOutputTokensRecoveryCount: 0,
       ...(state.stopHookBlocks ? { stopHookBlocks: 0 } : {}),
       transition: { reason: 'scheduled_wakeup' },
+    },
+  };
+}
+
+/**
+ * A scheduled prompt fires (its time came, or `wake` asked for it): its prompt is the next user
+ * message; a one-shot schedule is gone, a recurring one waits for its next match, or ends at 30 days.
+ */
+function fireScheduled(session: Session, state: State, scheduled: ScheduledPrompt, nextTurnCount: number): TurnStep {
+  const { control } = session;
+  const now = Date.now();
+  const { crons, expired } = afterFire(state.crons ?? [], scheduled, now);
+  control.record({
+    turn: nextTurnCount,
+    kind: 'notice',
+    text:
+      `scheduled job ${scheduled.id} fired${now < scheduled.nextFireAtMs ? ` early (set for ${when(scheduled.nextFireAtMs)})` : ''}: ${scheduled.prompt}` +
+      (expired ? ' (it is 30 days old: this was its last run)' : ''),
+  });
+  return {
+    kind: 'continue',
+    state: {
+      ...state,
+      crons: crons.length > 0 ? crons : undefined,
+      pending: [...state.pending, { role: 'user', content: [{ type: 'text', text: scheduled.prompt }] }],
+      turnCount: nextTurnCount,
+      maxOutputTokensRecoveryCount: 0,
+      ...(state.stopHookBlocks ? { stopHookBlocks: 0 } : {}),
+      transition: { reason: 'scheduled_task' },
     },
   };
 }

@@ -3,6 +3,7 @@
  * path of the loop. Run `npm run record-histories` after a deliberate change of workflow behaviour
  * (guarded by `patched()`), never to make a failing replay pass.
  */
+import { decideCronCreate } from '../../src/shared/tools/cron';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -68,6 +69,8 @@ const wakeup = (id: string, input: Record<string, unknown>) => ({
 });
 const bash = (id: string, command: string) => ({ type: 'tool_use' as const, id, name: 'Bash', input: { command } });
 const text = (value: string) => ({ type: 'text' as const, text: value });
+/** The ID the cron-tools scenario's schedule gets from its call (see `decideCronCreate`). */
+const CRON_ID = decideCronCreate({ cron: '* * * * *', prompt: 'x' }, 'cr1', 0, []).crons[0]!.id;
 
 const edit = (id: string, from: string, to: string) => ({
   type: 'tool_use' as const,
@@ -538,6 +541,43 @@ const scenarios: Scenario[] = [
         },
         { content: [text('Read.')] },
       ],
+    },
+  },
+  {
+    // CronCreate, CronList and CronDelete (patched('cron-tools')): a schedule every minute and a bad
+    // expression; the job sleeps; `wake` fires the next run early; the model lists and deletes the
+    // schedule, and the job ends.
+    name: 'cron-tools',
+    session: {
+      replies: [
+        {
+          content: [
+            {
+              type: 'tool_use' as const,
+              id: 'cr1',
+              name: 'CronCreate',
+              input: { cron: '* * * * *', prompt: 'Check the queue.' },
+            },
+            { type: 'tool_use' as const, id: 'cr2', name: 'CronCreate', input: { cron: 'hourly', prompt: 'x' } },
+          ],
+        },
+        { content: [text('Watching the queue.')] },
+        {
+          content: [
+            { type: 'tool_use' as const, id: 'cr3', name: 'CronList', input: {} },
+            { type: 'tool_use' as const, id: 'cr4', name: 'CronDelete', input: { id: CRON_ID } },
+          ],
+        },
+        { content: [text('Stopped watching.')] },
+      ],
+    },
+    drive: async (handle) => {
+      for (;;) {
+        const snapshot = await handle.query(snapshotQuery);
+        if (snapshot.phase === 'sleeping' && snapshot.turnCount === 2) break;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      await handle.signal(wakeSignal);
     },
   },
 ];

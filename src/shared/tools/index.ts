@@ -9,6 +9,7 @@ import { readTool } from './read';
 import { scheduleWakeupTool } from './schedule-wakeup';
 import { taskStopTool } from './task-stop';
 import { agentTool } from './agent';
+import { cronCreateTool, cronDeleteTool, cronListTool } from './cron';
 import { MAX_PATH_CHARS } from './schema-parts';
 import { todoWriteTool } from './todo-write';
 import { writeTool } from './write';
@@ -24,6 +25,7 @@ export { todoWriteTool, type TodoItem, type TodoWriteInput, TODO_WRITE_RESULT } 
 export { scheduleWakeupTool, type ScheduleWakeupInput, type Wakeup } from './schedule-wakeup';
 export { taskStopTool, type TaskStopInput } from './task-stop';
 export { agentTool, type AgentInput } from './agent';
+export { cronCreateTool, cronDeleteTool, cronListTool, type ScheduledPrompt } from './cron';
 export { isReadOnlyBashCommand } from '../shell';
 export { formatInputValidationError } from './input-validation-error';
 export { noSuchToolError, toolUseError } from './tool-use-error';
@@ -43,6 +45,9 @@ export const TOOL_DEFINITIONS: readonly ToolDefinition<any>[] = [
   scheduleWakeupTool,
   taskStopTool,
   agentTool,
+  cronCreateTool,
+  cronListTool,
+  cronDeleteTool,
 ];
 
 const BY_NAME: ReadonlyMap<string, ToolDefinition> = new Map(
