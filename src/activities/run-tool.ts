@@ -53,6 +53,11 @@ const PREVIEW_CHARS = 300;
  */
 export const TOOL_HEARTBEAT_MS = 1_000;
 
+/** How often a background command heartbeats after its first minute: a third of the 30 s timeout. */
+export const BACKGROUND_HEARTBEAT_MS = 10_000;
+/** How long a background command heartbeats every second first, so that a quick TaskStop is quick. */
+const BACKGROUND_BRISK_MS = 60_000;
+
 /** The tools that replace a file, and record its hashes before they do. */
 const FILE_TOOLS: ReadonlySet<string> = new Set(['Write', 'Edit', 'MultiEdit']);
 
@@ -67,7 +72,22 @@ export async function runTool(deps: RunToolDeps, input: RunToolInput): Promise<T
   const ctx = Context.current();
   // The latest progress a tool reported (Bash's output so far) is what each heartbeat carries.
   let details: unknown = { tool: input.toolUse.name };
+  const started = Date.now();
+  let lastBeat = started;
+  // A background command may run for hours with nothing to report: after its first minute (an
+  // attempt that adopts one after a worker restart has had it) it heartbeats every
+  // BACKGROUND_HEARTBEAT_MS instead of every second, 360 billable actions an hour instead of 3,600.
+  // The price is that TaskStop or the job's end reaches it within that time instead of a second.
+  const slow = (now: number) =>
+    input.background !== undefined && (ctx.info.attempt > 1 || now - started >= BACKGROUND_BRISK_MS);
+  // Never slower than a third of the job's heartbeat timeout (a job may set it short).
+  const slowMs = Math.min(BACKGROUND_HEARTBEAT_MS, (ctx.info.heartbeatTimeoutMs ?? 30_000) / 3);
+  // Bash reports progress every second besides the timer's tick: one heartbeat a second is enough
+  // (a tenth off, so that two one-second sources do not make it one in two).
   const beat = () => {
+    const now = Date.now();
+    if (now - lastBeat < Math.max(TOOL_HEARTBEAT_MS, slow(now) ? slowMs : 0) * 0.9) return;
+    lastBeat = now;
     try {
       ctx.heartbeat(details);
     } catch {
