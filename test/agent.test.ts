@@ -325,6 +325,10 @@ describe('Agent: subagents as child jobs', () => {
       (l) => l.type === 'user' && l.parent_tool_use_id === null && content(l).includes('"toolu_f"'),
       "the Agent call's result",
     );
+    // Each once: the agent's three lines, and one start and one ending per task.
+    expect(lines.filter((l) => l.parent_tool_use_id === 'toolu_f')).toHaveLength(3);
+    expect(lines.filter((l) => l.subtype === 'task_started')).toHaveLength(2);
+    expect(lines.filter((l) => l.subtype === 'task_notification')).toHaveLength(2);
     expect([call, started, childCall, childResult, childText, ended, answer]).toEqual(
       [call, started, childCall, childResult, childText, ended, answer].sort((a, b) => a - b),
     );

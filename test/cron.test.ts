@@ -68,6 +68,7 @@ describe('CronCreate: prompts scheduled into a durable job', () => {
         },
         say('Watching the queue every minute.'),
         say('The queue is empty.'),
+        say('Checked early: still empty.'),
         { content: [call('toolu_l', 'CronList', {}), call('toolu_d', 'CronDelete', { id })] },
         say('Stopped watching.'),
       ],
@@ -130,17 +131,33 @@ describe('CronCreate: prompts scheduled into a durable job', () => {
     );
     const woke = await runCli(['wake', 'cron-job'], env());
     expect(woke.stdout).toContain(`woke cron-job: its scheduled job ${id}`);
+    await waitFor(async () => (model.requests.length >= 4 ? true : undefined), 30_000, 'the early run');
+    expect(lastUserText(model.requests[3]!)).toBe('Check the queue.');
+    // That `wake` is used up: the schedule sleeps until its next minute again, rather than firing
+    // after every turn.
+    await waitFor(
+      async () => ((await status('cron-job')).phase === 'sleeping' ? true : undefined),
+      30_000,
+      'asleep after the early run',
+    );
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    const stillAsleep = await status('cron-job');
+    if (Date.now() < Date.parse(stillAsleep.crons[0].nextAt) - 1_000) {
+      expect(stillAsleep.phase).toBe('sleeping');
+      expect(model.requests).toHaveLength(4);
+    }
+    await runCli(['wake', 'cron-job'], env());
     const result = await runCli(['result', 'cron-job', '--json'], env());
     const ended = JSON.parse(result.stdout);
     expect(ended.terminal.reason).toBe('completed');
     expect(ended.result).toBe('Stopped watching.');
-    expect(ended.terminal.transitions).toMatchObject({ scheduled_task: 2 });
-    expect(lastUserText(model.requests[3]!)).toBe('Check the queue.');
-    const listed = lastUserText(model.requests[4]!);
+    expect(ended.terminal.transitions).toMatchObject({ scheduled_task: 3 });
+    expect(lastUserText(model.requests[4]!)).toBe('Check the queue.');
+    const listed = lastUserText(model.requests[5]!);
     expect(listed).toMatch(
       new RegExp(`${id} — Every minute \\(recurring\\) \\[job\\], next run .*: Check the queue\\.`),
     );
     expect(listed).toContain(`Cancelled job ${id} (Every minute): Check the queue.`);
-    expect(model.requests).toHaveLength(5);
+    expect(model.requests).toHaveLength(6);
   }, 240_000);
 });

@@ -238,6 +238,8 @@ export async function follow(
     try {
       const last = await handle.query(snapshotQuery, live.lastSeq);
       await followAgents(handle, live, last);
+      // The last look: an agent's ending that no look at its job confirmed is told anyway.
+      live.finalLook = true;
       live.onSnapshot(last);
     } catch {
       // The final events are a courtesy; the Terminal below is what counts.
@@ -249,14 +251,14 @@ export async function follow(
   }
 }
 
-/** Put one pending call to the approver and send its answer; withdrawn when answered elsewhere. */
 /** How long a subagent's job is given to answer a look at its events. */
-const AGENT_EVENTS_MS = 5_000;
+const AGENT_EVENTS_MS = 10_000;
 
 /**
  * Takes in what the job's subagents did since the last look, from their own jobs, so that the
  * follower passes it on among the job's events. An agent's job that does not answer in time is
- * looked at again next time.
+ * looked at again next time: its ending is held back until a look after it ended succeeded (or
+ * the job itself ended).
  */
 async function followAgents(handle: JobHandle, live: LiveFollower, snapshot: SessionSnapshot): Promise<void> {
   await Promise.all(
@@ -277,6 +279,7 @@ async function followAgents(handle: JobHandle, live: LiveFollower, snapshot: Ses
   );
 }
 
+/** Put one pending call to the approver and send its answer; withdrawn when answered elsewhere. */
 function ask(
   handle: JobHandle,
   pending: PendingApproval,

@@ -116,6 +116,10 @@ export class LiveFollower {
   private readonly agentEvents = new Map<string, SessionEvent[]>();
   /** Per subagent: the seq of the last of its events taken in; the next look asks for what follows. */
   readonly agentSeq = new Map<string, number>();
+  /** Subagents whose job was seen ended: every event of theirs has been taken in. */
+  private readonly agentsDrained = new Set<string>();
+  /** Set before the job's last snapshot: endings no look confirmed are told anyway. */
+  finalLook = false;
 
   constructor(
     private readonly jobId: string,
@@ -134,6 +138,7 @@ export class LiveFollower {
 
   /** A subagent's job's snapshot: its new events, held until their place among the job's own. */
   onAgentSnapshot(toolUseId: string, snapshot: SessionSnapshot): void {
+    if (snapshot.terminal) this.agentsDrained.add(toolUseId);
     const after = this.agentSeq.get(toolUseId) ?? 0;
     const fresh = snapshot.events.filter((event) => event.seq > after);
     const last = fresh.at(-1);
@@ -217,7 +222,9 @@ export class LiveFollower {
     for (const event of this.agentEvents.get(task.toolUseId) ?? [])
       this.emit({ kind: 'subagent_event', parentToolUseId: task.toolUseId, label: task.label, event });
     this.agentEvents.delete(task.toolUseId);
-    if (end && task.status !== 'running' && !this.tasksEnded.has(task.taskId)) {
+    // An agent's ending waits until its own last events are in, so that none is lost.
+    const drained = !task.agentJobId || this.agentsDrained.has(task.toolUseId) || this.finalLook;
+    if (end && drained && task.status !== 'running' && !this.tasksEnded.has(task.taskId)) {
       this.tasksEnded.add(task.taskId);
       this.emit({ kind: 'task_ended', turn, task });
     }

@@ -176,7 +176,7 @@ export function formatSnapshot(id: string, snapshot: SessionSnapshot): string {
   if (snapshot.wakeup && !snapshot.terminal) lines.push(formatWakeup(id, snapshot.phase, snapshot.wakeup));
   if (snapshot.crons?.length && !snapshot.terminal) {
     lines.push(
-      `  scheduled prompts (CronCreate; the job sleeps between runs, \`durable-agent wake ${id}\` fires the next now):`,
+      `  scheduled prompts (CronCreate; the job sleeps between runs${snapshot.wakeup ? '' : `, \`durable-agent wake ${id}\` fires the next now`}):`,
       ...[...snapshot.crons]
         .sort((a, b) => a.nextAt.localeCompare(b.nextAt))
         .map(

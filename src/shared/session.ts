@@ -11,6 +11,7 @@ import type { ContextReport, SandboxReport } from './terminal';
 import type { TodoItem } from './tools/todo-write';
 import type { Wakeup } from './tools/schedule-wakeup';
 import type { ScheduledPrompt } from './tools/cron';
+import type { SubagentStats } from './terminal';
 import type { ContextState } from './context/context-state';
 import type { ModelLimitsEntry } from './context/model-limits';
 import type { ModelPricesEntry, ModelUsage, PaidAgainReport } from './pricing';
@@ -216,6 +217,8 @@ export interface ResumeState {
   inbox: QueuedMessage[];
   events: SessionEvent[];
   nextSeq: number;
+  /** The agents counted so far (Claude Code's `subagent_stats`), when there were any. */
+  subagentStats?: SubagentStats;
 }
 
 /** One line of a job's progress, kept in workflow memory for `status` and the CLI's live view. */

@@ -16,7 +16,9 @@ import { formatInputValidationError } from '../shared/tools/input-validation-err
 import { toolUseError } from '../shared/tools/tool-use-error';
 import type { Session } from './session';
 import type { FinishedCall } from './run-tools';
-import { inline } from './tool-gate';
+import { CRON_PATCH, inline } from './tool-gate';
+import { scheduleWakeupTool } from '../shared/tools/schedule-wakeup';
+import { cronCreateTool, cronDeleteTool, cronListTool } from '../shared/tools/cron';
 
 /**
  * Guards `.claude/agents` definitions: jobs recorded before it knew only general-purpose and
@@ -146,6 +148,14 @@ export async function launchAgent(session: Session, state: State, toolUse: ToolU
  * The subagent's job: the parent's settings, its own prompt and instructions; a definition's
  * system prompt, model and tools (never a tool the job lacks) when the call names one.
  */
+/** Tools that keep a job waiting after its turn: a subagent does not get them. */
+const AGENT_WITHOUT: ReadonlySet<string> = new Set([
+  scheduleWakeupTool.name,
+  cronCreateTool.name,
+  cronListTool.name,
+  cronDeleteTool.name,
+]);
+
 function childInput(
   session: Session,
   state: State,
@@ -157,7 +167,11 @@ function childInput(
   const maxTurns = Math.min(AGENT_MAX_TURNS, session.control.maxTurns ?? AGENT_MAX_TURNS);
   const { prompt, description, effort } = call;
   const model = call.model ?? definition?.model;
-  const own = session.tools.filter((name) => name !== agentTool.name);
+  // A subagent launches none (depth 1), and it finishes and reports: it schedules nothing that
+  // would keep it, and with it its parent's call, waiting (jobs recorded before the Cron tools
+  // gave their agents ScheduleWakeup).
+  const waits = patched(CRON_PATCH) ? AGENT_WITHOUT : new Set<string>();
+  const own = session.tools.filter((name) => name !== agentTool.name && !waits.has(name));
   return {
     prompt,
     workspace: parent.workspace,

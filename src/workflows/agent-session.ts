@@ -14,7 +14,7 @@ import type { TextBlock, ToolUseBlock } from '../shared/messages';
 import { decideMaxOutputRecovery, exceedsMaxTurns } from '../shared/recovery';
 import { DEFAULT_SESSION_TIMEOUTS, initialState } from '../shared/session';
 import type { SessionInput, State } from '../shared/session';
-import type { Terminal } from '../shared/terminal';
+import type { SubagentStats, Terminal } from '../shared/terminal';
 import { terminalFailure } from '../shared/terminal-failure';
 import type { PendingUserMessage, TextRef } from '../shared/transcript';
 import type { QueuedMessage } from '../shared/signal-payloads';
@@ -90,7 +90,11 @@ async function runSession(input: SessionInput): Promise<Terminal> {
   const control = new SessionControl(input.maxTurns, input.resume, () => state);
   control.route = route;
   control.install();
-  control.background = new BackgroundTasks(control.rootScope, (run) => activities.runBackgroundTool(run));
+  control.background = new BackgroundTasks(
+    control.rootScope,
+    (run) => activities.runBackgroundTool(run),
+    input.resume?.subagentStats,
+  );
 
   const info = workflowInfo();
   if (!input.resume && input.batch?.setupError === undefined && patched(WORKSPACE_AFFINITY_PATCH)) {
@@ -188,6 +192,9 @@ async function runSession(input: SessionInput): Promise<Terminal> {
             ...(session.modelLimits.length ? { modelLimits: session.modelLimits } : {}),
             ...(session.modelPrices.length ? { modelPrices: session.modelPrices } : {}),
             ...(route.hostQueue ? { hostQueue: route.hostQueue } : {}),
+            ...(agentsCounted(control.background.subagentStats())
+              ? { subagentStats: control.background.subagentStats() }
+              : {}),
             ...control.carryOver(),
           },
         });
@@ -629,4 +636,9 @@ async function claimWorkspace(
         'check the path, or start a worker on the machine that holds it',
     };
   }
+}
+
+/** Whether the job has launched or refused an agent: only then is there a count to carry on. */
+function agentsCounted(stats: SubagentStats): boolean {
+  return stats.spawned > 0 || Object.values(stats.refused).some((n) => n > 0);
 }

@@ -81,6 +81,8 @@ export class BackgroundTasks {
   constructor(
     private readonly parent: CancellationScope,
     private readonly run: (input: RunToolInput) => Promise<ToolRunResult>,
+    /** What the job's earlier runs counted, before it continued as new. */
+    private readonly earlier?: SubagentStats,
   ) {}
 
   start(toolUse: ToolUseBlock, input: RunToolInput, workspace: string): BackgroundTask {
@@ -237,7 +239,7 @@ export class BackgroundTasks {
     const byType: Record<string, number> = {};
     for (const task of agents)
       byType[task.subagentType ?? 'general-purpose'] = (byType[task.subagentType ?? 'general-purpose'] ?? 0) + 1;
-    return {
+    return addStats(this.earlier, {
       spawned: agents.length,
       requested: {
         background: count((task) => task.requested === 'background'),
@@ -257,7 +259,7 @@ export class BackgroundTasks {
       },
       refused: { ...this.refused },
       by_type: byType,
-    };
+    });
   }
 }
 
@@ -319,4 +321,35 @@ function agentNotification(task: BackgroundTask): string {
 function agentType(input: unknown): string {
   const type = (input as { subagent_type?: unknown }).subagent_type;
   return typeof type === 'string' && type.trim() ? type.trim() : 'general-purpose';
+}
+
+/** `b` added to `a`, field by field (`a` absent: `b`). */
+function addStats(a: SubagentStats | undefined, b: SubagentStats): SubagentStats {
+  if (!a) return b;
+  const byType = { ...a.by_type };
+  for (const [type, n] of Object.entries(b.by_type)) byType[type] = (byType[type] ?? 0) + n;
+  return {
+    spawned: a.spawned + b.spawned,
+    requested: {
+      background: a.requested.background + b.requested.background,
+      foreground: a.requested.foreground + b.requested.foreground,
+      unset: a.requested.unset + b.requested.unset,
+    },
+    started_in_background: a.started_in_background + b.started_in_background,
+    max_depth: Math.max(a.max_depth, b.max_depth),
+    spawned_by_subagents: a.spawned_by_subagents + b.spawned_by_subagents,
+    completed: a.completed + b.completed,
+    failed: a.failed + b.failed,
+    killed: {
+      parent: a.killed.parent + b.killed.parent,
+      user: a.killed.user + b.killed.user,
+      system: a.killed.system + b.killed.system,
+    },
+    refused: {
+      depth_limit: a.refused.depth_limit + b.refused.depth_limit,
+      concurrency_limit: a.refused.concurrency_limit + b.refused.concurrency_limit,
+      budget: a.refused.budget + b.refused.budget,
+    },
+    by_type: byType,
+  };
 }

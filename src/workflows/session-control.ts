@@ -123,7 +123,7 @@ export class SessionControl {
       model: state.model,
       waitingFor: [...this.approvals.values()].filter((e) => e.answer === undefined).map((e) => e.request),
       ...(this.terminal ? { outcome: this.terminal.reason } : {}),
-      ...(next === 'sleeping' && state.wakeup
+      ...(next === 'sleeping' && state.wakeup && !(state.wakeup.atMs > (nextDue(state.crons)?.nextFireAtMs ?? Infinity))
         ? { sleepingUntil: `${clock(state.wakeup.atMs)}: ${state.wakeup.reason}` }
         : next === 'sleeping' && state.crons?.length
           ? { sleepingUntil: `${when(nextDue(state.crons)?.nextFireAtMs ?? 0)}: a scheduled prompt` }
@@ -213,10 +213,11 @@ export class SessionControl {
       if (args.length > 0 && args.some((arg) => arg !== null && arg !== undefined)) {
         this.notice('wake: the signal takes no argument; what came with it was ignored');
       }
-      const state = this.currentState();
-      const wakeup = state.wakeup ?? this.turnState?.wakeup;
+      // While the job sleeps, the turn's State (with what its calls scheduled) is the current one.
+      const state = this.turnState ?? this.currentState();
+      const wakeup = state.wakeup;
       // Without a wake-up, the scheduled prompt due first fires now.
-      const scheduled = wakeup ? undefined : nextDue(state.crons ?? this.turnState?.crons);
+      const scheduled = wakeup ? undefined : nextDue(state.crons);
       if (!wakeup && !scheduled)
         return this.notice('wake: no wake-up is pending, so there is nothing to wake; nothing changed');
       this.wakeRequestedFor = wakeup ? wakeup.toolUseId : scheduled?.id;

@@ -71,7 +71,12 @@ export async function waitAfterTurn(session: Session, state: State): Promise<Tur
     }
   }
   if (control.abortRequested) {
-    const where = wakeup || scheduled ? `while sleeping until ${when(dueAtMs)}` : 'while waiting for background tasks';
+    const where =
+      wakeup && wakeup.atMs === dueAtMs
+        ? `while sleeping until ${at}`
+        : scheduled
+          ? `while sleeping until ${when(dueAtMs)}`
+          : 'while waiting for background tasks';
     return { kind: 'terminal', state, reason: 'aborted_tools', detail: `${control.abortDetail} (${where})` };
   }
   const now = Date.now();
@@ -88,6 +93,7 @@ export async function waitAfterTurn(session: Session, state: State): Promise<Tur
     kind: 'notice',
     text: `woke${Date.now() < wakeup.atMs ? ` early (set for ${at})` : ''}: ${wakeup.prompt}`,
   });
+  control.wakeRequestedFor = undefined;
   const { wakeup: _fired, ...rest } = state;
   return {
     kind: 'continue',
@@ -110,6 +116,8 @@ function fireScheduled(session: Session, state: State, scheduled: ScheduledPromp
   const { control } = session;
   const now = Date.now();
   const { crons, expired } = afterFire(state.crons ?? [], scheduled, now);
+  // A recurring schedule keeps its ID: a `wake` used up here must not fire it again after every turn.
+  control.wakeRequestedFor = undefined;
   control.record({
     turn: nextTurnCount,
     kind: 'notice',

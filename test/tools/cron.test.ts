@@ -57,6 +57,18 @@ describe('CronCreate, CronList and CronDelete decisions', () => {
     expect(decision.crons).toEqual([]);
   });
 
+  test('a recurring schedule whose first run is past its 30 days is refused; as a one-shot it is kept', () => {
+    const refused = decideCronCreate({ cron: '0 0 29 2 *', prompt: 'Leap day.' }, 't', NOW, []);
+    expect(refused.isError).toBe(true);
+    expect(refused.text).toBe(
+      "The first run of '0 0 29 2 *' would be 2028-02-29 00:00 UTC, after the 30 days a recurring schedule lasts: " +
+        'schedule it with recurring: false to run it once.',
+    );
+    expect(decideCronCreate({ cron: '0 0 29 2 *', prompt: 'Leap day.', recurring: false }, 't', NOW, []).isError).toBe(
+      false,
+    );
+  });
+
   test('the input check takes Claude Code’s fields and refuses others', () => {
     expect(cronCreateTool.inputSchema.safeParse({ cron: '* * * * *', prompt: 'p', durable: true }).success).toBe(true);
     expect(cronCreateTool.inputSchema.safeParse({ cron: '* * * * *' }).success).toBe(false);

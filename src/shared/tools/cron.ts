@@ -132,9 +132,14 @@ export function decideCronCreate(
   } catch (error) {
     return fail((error as Error).message);
   }
+  const recurring = input.recurring !== false;
+  if (recurring && nextFireAtMs - nowMs > CRON_MAX_AGE_MS)
+    return fail(
+      `The first run of '${input.cron}' would be ${when(nextFireAtMs)}, after the 30 days a recurring schedule ` +
+        'lasts: schedule it with recurring: false to run it once.',
+    );
   if (crons.length >= MAX_CRONS)
     return fail(`This job already has ${crons.length} schedules, the most it keeps: delete one with CronDelete first.`);
-  const recurring = input.recurring !== false;
   const scheduled: ScheduledPrompt = {
     id: cronId(toolUseId, crons),
     cron: input.cron.trim().split(/\s+/).join(' '),
