@@ -219,6 +219,17 @@ async function jobResult(
   }
 }
 
+/** For the Agent SDK bridge: wait for the job's end (by `wait`), print its stream-json result, return the exit status. */
+export async function printJobResult(
+  jobId: string,
+  handle: WorkflowHandle,
+  wait: (handle: WorkflowHandle) => Promise<Terminal>,
+  printer: StreamJsonPrinter,
+): Promise<number> {
+  printResult(jobId, await jobResult(handle, wait), 'stream-json', 'simple', printer);
+  return typeof process.exitCode === 'number' ? process.exitCode : 0;
+}
+
 /**
  * Print how a job ended in the chosen format and set the exit status. In text, the answer goes
  * whole to stdout and the summary to stderr, so `durable-agent run ... > answer.md` keeps only it.
@@ -827,6 +838,13 @@ export async function main(argv: string[]): Promise<void> {
     throw error;
   });
   try {
+    // Invoked as the Agent SDK invokes Claude Code: no subcommand, stream-json in and out.
+    const { isSdkInvocation, runSdkBridge } = await import('./sdk-bridge');
+    const args = argv.slice(2);
+    if (isSdkInvocation(args)) {
+      process.exitCode = await runSdkBridge(args, (fn) => withClient(true, ({ client }) => fn(client)));
+      return;
+    }
     await buildProgram().parseAsync(argv);
   } catch (error) {
     process.stderr.write(`durable-agent: ${explainCliError(error)}\n`);

@@ -63,7 +63,10 @@ export type ApprovalChoice = 'allow' | 'always' | 'deny' | 'skip';
  * Asks a person about one pending call. `signal` fires when the call was answered elsewhere (or the
  * job ended), and the question must then be withdrawn.
  */
-export type Approver = (pending: PendingApproval, signal: AbortSignal) => Promise<ApprovalChoice>;
+export type Approver = (
+  pending: PendingApproval,
+  signal: AbortSignal,
+) => Promise<ApprovalChoice | { decision: 'deny'; reason: string }>;
 
 export interface FollowOptions {
   /** How often to look (default 250 ms). */
@@ -288,13 +291,14 @@ function ask(
 ): { toolUseId: string; controller: AbortController } {
   const controller = new AbortController();
   void approver(pending, controller.signal)
-    .then(async (choice) => {
+    .then(async (answer) => {
+      const choice = typeof answer === 'string' ? answer : answer.decision;
       if (controller.signal.aborted || choice === 'skip') return;
       await handle.client.getHandle(approvalTarget(pending, handle.workflowId)).signal(approvalSignal, {
         toolUseId: pending.toolUseId,
         decision: choice === 'deny' ? 'deny' : 'allow',
         always: choice === 'always',
-        ...(choice === 'deny' ? { reason: 'denied at the terminal' } : {}),
+        ...(choice === 'deny' ? { reason: typeof answer === 'string' ? 'denied at the terminal' : answer.reason } : {}),
       });
     })
     .catch(() => undefined)

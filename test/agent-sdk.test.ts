@@ -1,0 +1,175 @@
+/**
+ * The Claude Agent SDK drop-in, as an SDK app meets it: a program built on the pinned SDK from npm
+ * (`test/support/sdk-app.mjs`, its own Node process) runs `query()` with
+ * `pathToClaudeCodeExecutable` pointed at durable-agent, against a dev server and a worker of the
+ * test's own and the scripted model server.
+ *
+ * With AGENT_SDK_REFERENCE=1 the same tests run against the real Claude Code binary too (installed
+ * by scripts/install-claude-code.sh, as the parity suite's): proof that they ask only what the SDK
+ * really does.
+ */
+import { execFileSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { ScriptedReply } from '../src/model-server';
+import { agentSdkModule } from './support/agent-sdk';
+import { DevServer } from './support/chaos';
+import { makeWorkspace, ScriptedModelServer, spawnWorkerProcess, tempDir } from './support/harness';
+import type { WorkerProcess } from './support/harness';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Line = Record<string, any>;
+
+const root = path.join(__dirname, '..');
+const say = (text: string): ScriptedReply => ({ content: [{ type: 'text', text }] });
+const write = (id: string, file: string, content: string): ScriptedReply => ({
+  content: [{ type: 'tool_use', id, name: 'Write', input: { file_path: file, content } }],
+});
+
+const targets: Array<[string, () => string]> = [
+  ['durable-agent', () => ''],
+  ...(process.env.AGENT_SDK_REFERENCE
+    ? [
+        [
+          'Claude Code',
+          () => execFileSync('bash', [path.join(root, 'scripts/install-claude-code.sh')], { encoding: 'utf8' }).trim(),
+        ] as [string, () => string],
+      ]
+    : []),
+];
+
+describe.each(targets)('the Agent SDK drives %s', (target, reference) => {
+  const dir = tempDir('agent-sdk');
+  const home = tempDir('agent-sdk-home');
+  let server: DevServer;
+  let worker: WorkerProcess | undefined;
+  const models: ScriptedModelServer[] = [];
+  let executable: string;
+  let sdk: string;
+
+  beforeAll(async () => {
+    sdk = agentSdkModule();
+    server = await DevServer.start(dir);
+    // What an app names as pathToClaudeCodeExecutable: the durable-agent CLI.
+    executable = reference() || path.join(tempDir('agent-sdk-bin'), 'durable-agent');
+    if (target === 'durable-agent')
+      fs.writeFileSync(
+        executable,
+        `#!/bin/sh\nexec "${process.execPath}" -r "${root}/test/support/ts-register.js" "${root}/src/client/cli.ts" "$@"\n`,
+        { mode: 0o755 },
+      );
+  }, 180_000);
+  afterEach(async () => {
+    await worker?.kill('SIGKILL');
+    worker = undefined;
+  });
+  afterAll(async () => {
+    await server?.kill();
+    for (const model of models) await model.close();
+  });
+
+  /** Run the SDK app to its end; its lines, parsed. */
+  const app = async (model: ScriptedModelServer, config: Record<string, unknown>): Promise<Line[]> => {
+    worker ??= await spawnWorkerProcess({
+      address: server.address,
+      taskQueue: 'durable-agent',
+      modelUrl: model.url,
+      home,
+    });
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      DURABLE_AGENT_HOME: home,
+      TEMPORAL_ADDRESS: server.address,
+      ANTHROPIC_API_KEY: 'test-key',
+      ANTHROPIC_BASE_URL: model.url,
+      // For the reference binary: a home of its own, and no calls but the model's.
+      ...(target === 'durable-agent'
+        ? {}
+        : { HOME: tempDir('agent-sdk-cc-home'), CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' }),
+    };
+    delete env.ANTHROPIC_MODEL;
+    const child = spawn(
+      process.execPath,
+      [path.join(root, 'test/support/sdk-app.mjs'), JSON.stringify({ sdk, executable, env, ...config })],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (chunk) => (out += chunk));
+    child.stderr.on('data', (chunk) => (err += chunk));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const lines = out
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Line);
+    if (code !== 0 && !lines.some((line) => line.error)) throw new Error(`the app exited ${code}:\n${out}\n${err}`);
+    return lines;
+  };
+  const model = async (replies: ScriptedReply[]) => {
+    const started = await ScriptedModelServer.start({ replies, chunkDelayMs: 0 });
+    models.push(started);
+    return started;
+  };
+
+  test('a job with a Write that canUseTool allows runs to result/success, its messages in the SDK shapes', async () => {
+    const llm = await model([write('toolu_w', 'note.txt', 'hi\n'), say('Wrote it.')]);
+    const cwd = makeWorkspace({ 'README.md': 'hello\n' });
+    const lines = await app(llm, { prompt: 'Write note.txt', cwd, permissionMode: 'default', answer: 'allow' });
+    const init = lines.find((line) => line.type === 'system' && line.subtype === 'init');
+    expect(init).toMatchObject({ cwd, model: expect.any(String), tools: expect.arrayContaining(['Write', 'Read']) });
+    const jobId = init!.session_id as string;
+    const asked = lines.find((line) => line.canUseTool)!;
+    expect(asked).toMatchObject({ canUseTool: 'Write', input: { content: 'hi\n' } });
+    expect(path.resolve(cwd, asked.input.file_path)).toBe(path.join(cwd, 'note.txt'));
+    expect(
+      lines.find((line) => line.type === 'user' && JSON.stringify(line.message.content).includes('toolu_w')),
+    ).toMatchObject({ parent_tool_use_id: null, session_id: jobId });
+    const result = lines.at(-1)!;
+    expect(result).toMatchObject({ type: 'result', subtype: 'success', result: 'Wrote it.', session_id: jobId });
+    expect(fs.readFileSync(path.join(cwd, 'note.txt'), 'utf8')).toBe('hi\n');
+  }, 180_000);
+
+  // What durable-agent does not do yet it says at once; Claude Code does these, so only ours.
+  if (target === 'durable-agent')
+    test('an app that registers a hook callback hears at once that it is not run yet; no job starts', async () => {
+      const llm = await model([say('never sent')]);
+      const cwd = makeWorkspace({ 'README.md': 'hello\n' });
+      const lines = await app(llm, { prompt: 'Hello', cwd, hook: true });
+      expect(JSON.stringify(lines.at(-1))).toContain(
+        "durable-agent does not run the Agent SDK's hook callbacks yet (PreToolUse)",
+      );
+      expect(llm.requests).toHaveLength(0);
+    }, 180_000);
+
+  test('a Write that canUseTool denies is not made, and the model hears why', async () => {
+    const llm = await model([write('toolu_d', 'secret.txt', 'x\n'), say('Understood.')]);
+    const cwd = makeWorkspace({ 'README.md': 'hello\n' });
+    const lines = await app(llm, { prompt: 'Write secret.txt', cwd, permissionMode: 'default', answer: 'deny' });
+    expect(lines.at(-1)).toMatchObject({ type: 'result', subtype: 'success', result: 'Understood.' });
+    expect(fs.existsSync(path.join(cwd, 'secret.txt'))).toBe(false);
+    const denied = lines.find(
+      (line) => line.type === 'user' && JSON.stringify(line.message.content).includes('toolu_d'),
+    );
+    expect(denied!.message.content[0].is_error).toBe(true);
+    // The app's reason reaches the model.
+    expect(JSON.stringify(denied!.message.content[0].content)).toContain('Not in this repository.');
+  }, 180_000);
+});
+
+describe('what durable-agent does not do for the Agent SDK yet is said, never ignored', () => {
+  test('hook callbacks and unknown flags are refused by name', () => {
+    // Pure: the bridge's own answers, as the SDK receives them.
+    const { parseSdkFlags } = jest.requireActual(
+      '../src/client/sdk-bridge',
+    ) as typeof import('../src/client/sdk-bridge');
+    expect(() =>
+      parseSdkFlags(['--output-format', 'stream-json', '--input-format', 'stream-json', '--mcp-config', '{}']),
+    ).toThrow("unknown option '--mcp-config': durable-agent does not support it with the Agent SDK yet");
+    expect(() => parseSdkFlags(['--output-format', 'text', '--input-format', 'stream-json'])).toThrow(
+      '--output-format must be stream-json',
+    );
+  });
+});
