@@ -15,7 +15,7 @@ import path from 'node:path';
 import type { ScriptedReply } from '../src/model-server';
 import { agentSdkModule } from './support/agent-sdk';
 import { DevServer } from './support/chaos';
-import { makeWorkspace, ScriptedModelServer, spawnWorkerProcess, tempDir } from './support/harness';
+import { makeWorkspace, ScriptedModelServer, spawnWorkerProcess, tempDir, waitFor } from './support/harness';
 import type { WorkerProcess } from './support/harness';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -142,6 +142,71 @@ describe.each(targets)('the Agent SDK drives %s', (target, reference) => {
         "durable-agent does not run the Agent SDK's hook callbacks yet (PreToolUse)",
       );
       expect(llm.requests).toHaveLength(0);
+    }, 180_000);
+
+  if (target === 'durable-agent')
+    test('the process the SDK started is SIGKILLed mid-job; the job goes on, and resume picks it up', async () => {
+      const llm = await model([
+        {
+          content: [
+            { type: 'tool_use', id: 'toolu_s', name: 'Bash', input: { command: 'echo step >> marks; sleep 8' } },
+          ],
+        },
+        say('Went on.'),
+      ]);
+      const cwd = makeWorkspace({ 'README.md': 'hello\n' });
+      worker ??= await spawnWorkerProcess({
+        address: server.address,
+        taskQueue: 'durable-agent',
+        modelUrl: llm.url,
+        home,
+      });
+      const env = {
+        ...process.env,
+        DURABLE_AGENT_HOME: home,
+        TEMPORAL_ADDRESS: server.address,
+        ANTHROPIC_API_KEY: 'test-key',
+        ANTHROPIC_BASE_URL: llm.url,
+      };
+      const first = spawn(
+        process.execPath,
+        [
+          path.join(root, 'test/support/sdk-app.mjs'),
+          JSON.stringify({ sdk, executable, env, prompt: 'Run the step', cwd, permissionMode: 'bypassPermissions' }),
+        ],
+        { stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      let out = '';
+      first.stdout.on('data', (chunk) => (out += chunk));
+      const firstExit = new Promise((resolve) => first.once('exit', resolve));
+      await waitFor(
+        async () => (fs.existsSync(path.join(cwd, 'marks')) ? true : undefined),
+        60_000,
+        'the step running',
+      );
+      const jobId = (JSON.parse(out.split('\n').find((line) => line.includes('"init"'))!) as Line).session_id as string;
+      // The CLI the SDK spawned, and only it: its command line names this workspace's job.
+      const cli = execFileSync('pgrep', ['-f', `${executable}|src/client/cli.ts --output-format`], { encoding: 'utf8' })
+        .split('\n')
+        .filter(Boolean)
+        .map(Number)
+        .filter(
+          (pid) =>
+            fs.readFileSync(`/proc/${pid}/cwd/README.md`, 'utf8') === 'hello\n' &&
+            fs.realpathSync(`/proc/${pid}/cwd`) === fs.realpathSync(cwd),
+        );
+      expect(cli.length).toBeGreaterThan(0);
+      for (const pid of cli) process.kill(pid, 'SIGKILL');
+      await firstExit;
+      expect(out).not.toContain('"type":"result"');
+
+      const lines = await app(llm, { prompt: 'Go on.', cwd, resume: jobId, permissionMode: 'bypassPermissions' });
+      const result = lines.at(-1)!;
+      expect(result).toMatchObject({ type: 'result', subtype: 'success', result: 'Went on.', session_id: jobId });
+      // The step ran once: the job went on without the process, and nothing was done again.
+      expect(fs.readFileSync(path.join(cwd, 'marks'), 'utf8')).toBe('step\n');
+      // The message joined the job at its next turn boundary, with the step's result.
+      expect(llm.requests.map((request) => JSON.stringify(request.body).includes('Go on.'))).toEqual([false, true]);
     }, 180_000);
 
   test('a Write that canUseTool denies is not made, and the model hears why', async () => {

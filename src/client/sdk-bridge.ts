@@ -211,6 +211,25 @@ export async function runSdkBridge(
   return connect(async (client) => {
     const outcome = await startOrAttach(client, jobId, input);
     const handle = outcome.handle;
+    if (outcome.kind === 'finished') {
+      // Claude Code would go on with the ended session; a job that ended stays ended here.
+      write({
+        type: 'result',
+        subtype: 'error_during_execution',
+        is_error: true,
+        errors: [
+          `job ${jobId} has ended (${outcome.status}): resuming an ended job from the Agent SDK is not supported yet; ` +
+            'start a new query, or continue it with `durable-agent run --resume`',
+        ],
+        session_id: jobId,
+        uuid: randomUUID(),
+      });
+      lines.close();
+      return 1;
+    }
+    // Resumed while it runs (the process the SDK started before died, say): the job goes on, and
+    // the new message is queued into it, as `send` does.
+    if (outcome.kind === 'attached') await handle.signal(userMessageSignal, prompt);
     job = {
       signal: (text) => handle.signal(userMessageSignal, text),
       abort: () => handle.signal(abortSignal, 'interrupted by the Agent SDK'),

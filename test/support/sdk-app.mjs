@@ -10,6 +10,7 @@ const options = {
   ...(config.maxTurns ? { maxTurns: config.maxTurns } : {}),
   ...(config.permissionMode ? { permissionMode: config.permissionMode } : {}),
   ...(config.extraArgs ? { extraArgs: config.extraArgs } : {}),
+  ...(config.resume ? { resume: config.resume } : {}),
   ...(config.hook
     ? { hooks: { PreToolUse: [{ hooks: [async () => ({ decision: 'block', reason: 'blocked by the app' })] }] } }
     : {}),
