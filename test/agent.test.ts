@@ -7,10 +7,9 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { Connection } from '@temporalio/client';
 import type { ScriptedReply } from '../src/model-server';
 import { DevServer, ModelRouter } from './support/chaos';
-import { lastUserText, processesWith } from './support/job-observation';
+import { describeExecution, lastUserText, processesWith } from './support/job-observation';
 import { runCli } from './support/cli';
 import { makeWorkspace, ScriptedModelServer, spawnWorkerProcess, tempDir, waitFor } from './support/harness';
 import type { WorkerProcess } from './support/harness';
@@ -196,16 +195,8 @@ describe('Agent: subagents as child jobs', () => {
     expect(ended.terminal.reason).toMatch(/^aborted_/);
     expect(ended.backgroundTasks.map((task: { status: string }) => task.status)).toEqual(['completed', 'stopped']);
     expect(processesWith(tag)).toEqual([]);
-    const connection = await Connection.connect({ address: server.address });
-    try {
-      const described = await connection.workflowService.describeWorkflowExecution({
-        namespace: 'default',
-        execution: { workflowId: 'agents-abort-agent-toolu_d' },
-      });
-      expect(described.workflowExecutionInfo?.status).not.toBe(1); // not RUNNING
-    } finally {
-      await connection.close();
-    }
+    const described = await describeExecution(server.address, 'agents-abort-agent-toolu_d');
+    expect(described.workflowExecutionInfo?.status).not.toBe(1); // not RUNNING
   }, 240_000);
 
   test("a subagent's approval shows in its parent's status and ls, and approve on the parent answers it", async () => {

@@ -5,10 +5,9 @@
  * the prompt; `wake` fires the next run early; CronDelete ends the schedule, and with it the job.
  */
 import type { ScriptedReply } from '../src/model-server';
-import { Connection } from '@temporalio/client';
 import { decideCronCreate } from '../src/shared/tools/cron';
 import { DevServer } from './support/chaos';
-import { lastUserText } from './support/job-observation';
+import { describeExecution, lastUserText } from './support/job-observation';
 import { runCli } from './support/cli';
 import { makeWorkspace, ScriptedModelServer, spawnWorkerProcess, tempDir, waitFor } from './support/harness';
 import type { WorkerProcess } from './support/harness';
@@ -105,16 +104,8 @@ describe('CronCreate: prompts scheduled into a durable job', () => {
     const shown = (await runCli(['status', 'cron-job'], env())).stdout;
     expect(shown).toContain(`${id} Every minute (recurring), next `);
     expect(shown).toContain('durable-agent wake cron-job');
-    const connection = await Connection.connect({ address: server.address });
-    try {
-      const described = await connection.workflowService.describeWorkflowExecution({
-        namespace: 'default',
-        execution: { workflowId: 'cron-job' },
-      });
-      expect(described.pendingActivities ?? []).toHaveLength(0);
-    } finally {
-      await connection.close();
-    }
+    const described = await describeExecution(server.address, 'cron-job');
+    expect(described.pendingActivities ?? []).toHaveLength(0);
 
     // The worker dies while the job sleeps; another comes back before the run is due.
     await worker!.kill('SIGKILL');

@@ -6,10 +6,9 @@
  */
 import type { ScriptedReply } from '../src/model-server';
 import { execFileSync } from 'node:child_process';
-import { Connection } from '@temporalio/client';
 import { findTemporalBinary } from '../src/client/temporal-binary';
 import { DevServer } from './support/chaos';
-import { lastUserText } from './support/job-observation';
+import { describeExecution, lastUserText } from './support/job-observation';
 import { runCli } from './support/cli';
 import { makeWorkspace, ScriptedModelServer, spawnWorkerProcess, tempDir, waitFor } from './support/harness';
 import type { WorkerProcess } from './support/harness';
@@ -104,16 +103,8 @@ describe('ScheduleWakeup: a job sleeps on a durable timer', () => {
     expect(lastUserText(llm.requests[1]!)).toMatch(/^Next wakeup scheduled for \d\d:\d\d:\d\d UTC \(in 60s\)\./);
 
     // Nothing is scheduled on any worker while it sleeps: no activity, only a timer.
-    const connection = await Connection.connect({ address: server.address });
-    try {
-      const described = await connection.workflowService.describeWorkflowExecution({
-        namespace: 'default',
-        execution: { workflowId: 'wake-timer' },
-      });
-      expect(described.pendingActivities ?? []).toHaveLength(0);
-    } finally {
-      await connection.close();
-    }
+    const described = await describeExecution(server.address, 'wake-timer');
+    expect(described.pendingActivities ?? []).toHaveLength(0);
 
     await worker!.kill('SIGKILL');
     worker = undefined;

@@ -19,3 +19,14 @@ export function processesWith(tag: string): string[] {
   const out = execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' });
   return out.split('\n').filter((line) => line.includes(tag) && !line.includes('ps -eo'));
 }
+
+/** What the server says of a job's execution (`describeWorkflowExecution`), on a connection of its own. */
+export async function describeExecution(address: string, workflowId: string, namespace = 'default') {
+  const { Connection } = await import('@temporalio/client');
+  const connection = await Connection.connect({ address });
+  try {
+    return await connection.workflowService.describeWorkflowExecution({ namespace, execution: { workflowId } });
+  } finally {
+    await connection.close();
+  }
+}
