@@ -181,19 +181,21 @@ describe('model calls on their own task queue', () => {
   });
 
   test('DURABLE_AGENT_MODEL_RATE reaches the server: 1 model call a second across the queue', async () => {
-    // Unlimited, four jobs' first requests come together; at 1 a second they are spread out: over
-    // 3 s, or 2 s when the server's token bucket lets the first two through together (less what
-    // each worker's own start of its request varies; CI once saw 2.35 s).
-    const unlimited = await runJobs('rate-unlimited', 4, readThenAnswer('rate-unlimited'), {});
+    // Unlimited, five jobs' first requests come together. At 1 a second they are spread out: over
+    // 4 s, or 3 s when the server's token bucket lets the first two through together. The server
+    // does not hold the rate to the millisecond (CI once saw four jobs spread over 1.13 s instead
+    // of 2 s), so the test asks for 2 s: twice what the unlimited jobs may take, and a spread that
+    // only a limit can make.
+    const unlimited = await runJobs('rate-unlimited', 5, readThenAnswer('rate-unlimited'), {});
     const spread = (arrivals: Array<{ at: number; turn: number }>) => {
       const first = arrivals.filter((arrival) => arrival.turn === 0).map((arrival) => arrival.at);
       return Math.max(...first) - Math.min(...first);
     };
     expect(spread(unlimited.arrivals)).toBeLessThan(1_000);
-    const limited = await runJobs('rate-limited', 4, readThenAnswer('rate-limited'), {
+    const limited = await runJobs('rate-limited', 5, readThenAnswer('rate-limited'), {
       ...workerLimitsFromEnv({ DURABLE_AGENT_MODEL_RATE: '1' }),
     });
-    expect(spread(limited.arrivals)).toBeGreaterThanOrEqual(1_800);
+    expect(spread(limited.arrivals)).toBeGreaterThanOrEqual(2_000);
   });
 
   test("DURABLE_AGENT_MODEL_HEARTBEAT holds a streaming reply's heartbeats back for that long", async () => {
