@@ -13,10 +13,12 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { ScriptedReply } from '../src/model-server';
+import { temporal } from '@temporalio/proto';
 import { agentSdkModule } from './support/agent-sdk';
 import { DevServer } from './support/chaos';
 import { makeWorkspace, ScriptedModelServer, spawnWorkerProcess, tempDir, waitFor } from './support/harness';
 import type { WorkerProcess } from './support/harness';
+import { describeExecution, lastUserText } from './support/job-observation';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Line = Record<string, any>;
@@ -132,14 +134,69 @@ describe.each(targets)('the Agent SDK drives %s', (target, reference) => {
     expect(fs.readFileSync(path.join(cwd, 'note.txt'), 'utf8')).toBe('hi\n');
   }, 180_000);
 
+  test('streaming input: a second message after the first result is answered in the same session', async () => {
+    const llm = await model([write('toolu_w2', 'note.txt', 'hi\n'), say('Wrote it.'), say('Second answer.')]);
+    const cwd = makeWorkspace({ 'README.md': 'hello\n' });
+    const lines = await app(llm, {
+      messages: ['Write note.txt', 'And again'],
+      cwd,
+      permissionMode: 'default',
+      answer: 'allow',
+      maxTurns: 2,
+    });
+    const results = lines.filter((line) => line.type === 'result');
+    // One result per message, in one session; each counts its own turns (maxTurns 2 is per message).
+    expect(results).toMatchObject([
+      { subtype: 'success', result: 'Wrote it.', num_turns: 2 },
+      { subtype: 'success', result: 'Second answer.', num_turns: 1 },
+    ]);
+    expect(results[1]!.session_id).toBe(results[0]!.session_id);
+    // The second message went to the model with the whole conversation before it.
+    expect(llm.requests).toHaveLength(3);
+    const last = JSON.stringify(llm.requests[2]!.body);
+    expect(last).toContain('And again');
+    expect(last).toContain('Wrote it.');
+    expect(fs.readFileSync(path.join(cwd, 'note.txt'), 'utf8')).toBe('hi\n');
+    if (target === 'durable-agent') {
+      // The input ended with the app's: the job is over, completed.
+      const job = await describeExecution(server.address, results[0]!.session_id as string);
+      expect(job.workflowExecutionInfo?.status).toBe(
+        temporal.api.enums.v1.WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_COMPLETED,
+      );
+    }
+  }, 180_000);
+
+  test('a PreToolUse hook callback that blocks: the call is not made, and the model hears the reason', async () => {
+    const llm = await model([write('toolu_h', 'blocked.txt', 'x\n'), say('The hook stopped me.')]);
+    const cwd = makeWorkspace({ 'README.md': 'hello\n' });
+    const lines = await app(llm, {
+      prompt: 'Write blocked.txt',
+      cwd,
+      permissionMode: 'default',
+      answer: 'allow',
+      hook: 'PreToolUse',
+    });
+    const asked = lines.find((line) => line.hook);
+    expect(asked).toMatchObject({
+      hook: 'PreToolUse',
+      input: { tool_name: 'Write', tool_use_id: 'toolu_h', tool_input: { content: 'x\n' } },
+    });
+    expect(asked!.input.session_id).toBe(lines.at(-1)!.session_id);
+    // Denied before any permission question.
+    expect(lines.some((line) => line.canUseTool)).toBe(false);
+    expect(fs.existsSync(path.join(cwd, 'blocked.txt'))).toBe(false);
+    expect(lastUserText(llm.requests[1]!)).toContain('blocked by the app');
+    expect(lines.at(-1)).toMatchObject({ type: 'result', subtype: 'success', result: 'The hook stopped me.' });
+  }, 180_000);
+
   // What durable-agent does not do yet it says at once; Claude Code does these, so only ours.
   if (target === 'durable-agent')
-    test('an app that registers a hook callback hears at once that it is not run yet; no job starts', async () => {
+    test('an app that registers a hook on an event durable-agent does not run hears so at once; no job starts', async () => {
       const llm = await model([say('never sent')]);
       const cwd = makeWorkspace({ 'README.md': 'hello\n' });
-      const lines = await app(llm, { prompt: 'Hello', cwd, hook: true });
+      const lines = await app(llm, { prompt: 'Hello', cwd, hook: 'UserPromptSubmit' });
       expect(JSON.stringify(lines.at(-1))).toContain(
-        "durable-agent does not run the Agent SDK's hook callbacks yet (PreToolUse)",
+        "durable-agent runs the Agent SDK's PreToolUse, PostToolUse and Stop hook callbacks, not UserPromptSubmit",
       );
       expect(llm.requests).toHaveLength(0);
     }, 180_000);
@@ -227,11 +284,34 @@ describe.each(targets)('the Agent SDK drives %s', (target, reference) => {
 });
 
 describe('what durable-agent does not do for the Agent SDK yet is said, never ignored', () => {
-  test('hook callbacks and unknown flags are refused by name', () => {
+  test('unknown flags and hook events are refused by name', () => {
     // Pure: the bridge's own answers, as the SDK receives them.
-    const { parseSdkFlags } = jest.requireActual(
+    const { appHooksOf, parseSdkFlags } = jest.requireActual(
       '../src/client/sdk-bridge',
     ) as typeof import('../src/client/sdk-bridge');
+    expect(appHooksOf({ PreToolUse: [], SessionStart: [{ hookCallbackIds: ['hook_0'] }] })).toEqual({
+      refused: expect.stringContaining('not SessionStart'),
+    });
+    // As the SDK registers them: each callback a handler of its own, with the matcher's timeout.
+    expect(
+      appHooksOf({
+        PreToolUse: [{ matcher: 'Write|Edit', hookCallbackIds: ['hook_0', 'hook_1'], timeout: 5, onFailure: 'block' }],
+        Stop: [{ hookCallbackIds: ['hook_2'] }],
+      }),
+    ).toEqual({
+      hooks: {
+        PreToolUse: [
+          {
+            matcher: 'Write|Edit',
+            hooks: [
+              expect.objectContaining({ callback: 'hook_0', timeoutSec: 5, onFailure: 'block' }),
+              expect.objectContaining({ callback: 'hook_1', timeoutSec: 5, onFailure: 'block' }),
+            ],
+          },
+        ],
+        Stop: [{ hooks: [expect.objectContaining({ callback: 'hook_2', source: 'the Agent SDK app' })] }],
+      },
+    });
     expect(() =>
       parseSdkFlags(['--output-format', 'stream-json', '--input-format', 'stream-json', '--mcp-config', '{}']),
     ).toThrow("unknown option '--mcp-config': durable-agent does not support it with the Agent SDK yet");

@@ -253,3 +253,102 @@ describe('workflow: hooks meet permissions, abort and large inputs', () => {
     });
   });
 });
+
+describe("workflow: the Agent SDK app's hook callbacks", () => {
+  const { withJob } = scriptedJobSuite();
+  const callback = (id: string, extra: Record<string, unknown> = {}) => ({
+    command: `the Agent SDK app's hook callback ${id}`,
+    source: 'the Agent SDK app',
+    callback: id,
+    ...extra,
+  });
+  /** The first hook callback the job waits on, once it does. */
+  const pendingCallback = (handle: Parameters<Parameters<typeof withJob>[2]>[0]['handle']) =>
+    waitFor(async () => (await handle.query(snapshotQuery)).hookCallbacks?.[0], 30_000, 'a hook callback to wait on');
+
+  test('the job waits on each callback until the app answers: PostToolUse context, a Stop block, a timeout', async () => {
+    const session: ScriptedSession = {
+      replies: [{ content: [toolUse('r1', 'Read', { file_path: 'a.txt' })] }, textReply('Done.'), textReply('Really.')],
+    };
+    const input = {
+      permissions: { mode: 'bypassPermissions' as const },
+      appHooks: { PostToolUse: [{ hooks: [callback('hook_0')] }], Stop: [{ hooks: [callback('hook_1')] }] },
+    };
+    const files = { 'a.txt': 'hello\n' };
+    await withJob('app-hook-callbacks', { session, input, files }, async ({ server, handle }) => {
+      const post = await pendingCallback(handle);
+      expect(post).toMatchObject({
+        callbackId: 'hook_0',
+        event: 'PostToolUse',
+        toolUseId: 'r1',
+        toolResponseRef: expect.any(String),
+        input: { hook_event_name: 'PostToolUse', tool_name: 'Read', tool_input: { file_path: 'a.txt' } },
+        timeoutSec: 60,
+      });
+      expect(formatSnapshot('job', await handle.query(snapshotQuery))).toContain(
+        "waiting for the Agent SDK app's PostToolUse hook callback hook_0 [r1]",
+      );
+      // Until the app answers, the model is not asked again.
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      expect(server.requests.filter((r) => r.kind === 'turn')).toHaveLength(1);
+      await handle.signal('hookCallbackAnswer', {
+        id: post.id,
+        output: { hookSpecificOutput: { hookEventName: 'PostToolUse', additionalContext: 'Checked by the app.' } },
+      });
+      const stop = await pendingCallback(handle);
+      expect(stop).toMatchObject({ event: 'Stop', callbackId: 'hook_1' });
+      await handle.signal('hookCallbackAnswer', {
+        id: stop.id,
+        output: { decision: 'block', reason: 'Run the tests.' },
+      });
+      const again = await waitFor(
+        async () => {
+          const next = (await handle.query(snapshotQuery)).hookCallbacks?.[0];
+          return next && next.id !== stop.id ? next : undefined;
+        },
+        30_000,
+        'the second Stop callback',
+      );
+      await handle.signal('hookCallbackAnswer', { id: again.id, timedOut: true });
+      const terminal = await terminalOf(handle);
+      expect(terminal).toMatchObject({ reason: 'completed', finalText: 'Really.' });
+      const turns = server.requests.filter((r) => r.kind === 'turn');
+      expect(JSON.stringify(turns[1]!.body)).toContain('Checked by the app.');
+      expect(lastUserText(turns[2]!.body)).toContain('Stop hook feedback:\\nRun the tests.');
+      expect(notices(await handle.query(snapshotQuery)).join('\n')).toContain('timed out after 60 s');
+    });
+  });
+
+  test('a PreToolUse callback that blocks on failure denies the call when the app fails; abort ends a wait', async () => {
+    const session: ScriptedSession = {
+      replies: [
+        { content: [toolUse('b1', 'Bash', { command: 'touch ran.txt' })] },
+        { content: [toolUse('b2', 'Bash', { command: 'touch ran-too.txt' })] },
+        textReply('never'),
+      ],
+    };
+    const input = {
+      permissions: { mode: 'bypassPermissions' as const },
+      appHooks: { PreToolUse: [{ matcher: 'Bash', hooks: [callback('hook_0', { onFailure: 'block' })] }] },
+    };
+    await withJob('app-hook-block', { session, input }, async ({ server, handle, workspace }) => {
+      const first = await pendingCallback(handle);
+      await handle.signal('hookCallbackAnswer', { id: first.id, error: 'the app threw' });
+      await pendingCallback(handle).then(async (second) => {
+        expect(second.toolUseId).toBe('b2');
+        // A malformed answer is a notice; the job still waits.
+        await handle.signal('hookCallbackAnswer', { id: second.id, output: 'yes' });
+        await handle.signal(abortSignal, 'stopped while the app thought');
+      });
+      const terminal = await terminalOf(handle);
+      expect(terminal.reason).toBe('aborted_tools');
+      expect(fs.existsSync(path.join(workspace, 'ran.txt'))).toBe(false);
+      expect(fs.existsSync(path.join(workspace, 'ran-too.txt'))).toBe(false);
+      const turns = server.requests.filter((r) => r.kind === 'turn');
+      expect(JSON.stringify(turns[1]!.body)).toContain('it blocks on failure, so the call was not made');
+      const snapshot = await handle.query(snapshotQuery);
+      expect(snapshot.hookCallbacks ?? []).toEqual([]);
+      expect(notices(snapshot).join('\n')).toContain('hookCallbackAnswer signal ignored');
+    });
+  });
+});

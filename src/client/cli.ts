@@ -225,8 +225,14 @@ export async function printJobResult(
   handle: WorkflowHandle,
   wait: (handle: WorkflowHandle) => Promise<Terminal>,
   printer: StreamJsonPrinter,
+  told: (terminal: Terminal) => boolean = () => false,
 ): Promise<number> {
-  printResult(jobId, await jobResult(handle, wait), 'stream-json', 'simple', printer);
+  const ended = await jobResult(handle, wait);
+  if (ended.kind === 'terminal' && told(ended.terminal)) {
+    if (ended.terminal.detail) process.stderr.write(`durable-agent: job ${jobId}: ${ended.terminal.detail}\n`);
+    return 0;
+  }
+  printResult(jobId, ended, 'stream-json', 'simple', printer);
   return typeof process.exitCode === 'number' ? process.exitCode : 0;
 }
 

@@ -3,7 +3,8 @@
  * model's text as it streams, retries, and what the job waits for. A printer turns them into a
  * terminal view (live-printer.ts) or anything else (JSON lines); `follow()` produces them.
  */
-import type { PendingApproval, SessionEvent, SessionSnapshot } from '../shared/session';
+import type { PendingApproval, PendingHookCallback, SessionEvent, SessionSnapshot } from '../shared/session';
+import type { Terminal } from '../shared/terminal';
 
 /** The job's recorded events, as the `snapshot` query has them, except for `assistant_text`. */
 export type RecordedEvent = Exclude<SessionEvent, { kind: 'assistant_text' }>;
@@ -86,6 +87,22 @@ export interface NoWorkerEvent {
   text?: string;
 }
 
+/**
+ * A job whose input stays open (the Agent SDK's streaming input) answered its `query`th message and
+ * waits for the next: `terminal` is that message's result.
+ */
+export interface AnsweredEvent {
+  kind: 'answered';
+  query: number;
+  terminal: Terminal;
+}
+
+/** The job waits on a hook callback of the Agent SDK app that started it (told once per callback). */
+export interface HookCallbackEvent {
+  kind: 'hook_callback';
+  pending: PendingHookCallback;
+}
+
 /** A background command or subagent of the job, as its snapshot shows it. */
 export type BackgroundTaskView = NonNullable<SessionSnapshot['backgroundTasks']>[number];
 
@@ -114,7 +131,9 @@ export type FollowEvent =
   | RetryEvent
   | ApprovalNeededEvent
   | EarlierEventsDroppedEvent
-  | NoWorkerEvent;
+  | NoWorkerEvent
+  | AnsweredEvent
+  | HookCallbackEvent;
 
 /** What the job is doing right now, after each poll: a spinner's cue. */
 export interface LiveStatus {

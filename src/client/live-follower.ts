@@ -100,6 +100,9 @@ export class LiveFollower {
   lastSeq = 0;
   private turn = 0;
   private phase = 'starting';
+  /** The last message of an open-input job whose result was told. */
+  private answered = 0;
+  private readonly announcedCallbacks = new Set<string>();
   private runningTools: string[] = [];
   private modelAttempt = 1;
   /** Characters of thought of the model call's current thinking block; undefined when it is not thinking. */
@@ -181,6 +184,16 @@ export class LiveFollower {
       if (this.announcedApprovals.has(pending.toolUseId)) continue;
       this.announcedApprovals.add(pending.toolUseId);
       this.emit({ kind: 'approval_needed', turn: snapshot.turnCount, jobId: this.jobId, pending });
+    }
+    for (const pending of snapshot.hookCallbacks ?? []) {
+      if (this.announcedCallbacks.has(pending.id)) continue;
+      this.announcedCallbacks.add(pending.id);
+      this.emit({ kind: 'hook_callback', pending });
+    }
+    // After the answer's events, its result: once per message.
+    if (snapshot.turnResult && snapshot.turnResult.query > this.answered) {
+      this.answered = snapshot.turnResult.query;
+      this.emit({ kind: 'answered', ...snapshot.turnResult });
     }
     this.turn = snapshot.turnCount;
     this.phase = snapshot.phase;

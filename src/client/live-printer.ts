@@ -119,6 +119,16 @@ export class LivePrinter implements FollowListener {
         else if (inner.kind === 'assistant_text') this.line(`${agent} ${clip(inner.text, 300)}`);
         break;
       }
+      case 'hook_callback':
+        this.line(
+          dim(
+            `· waiting for the Agent SDK app's ${event.pending.event} hook (${event.pending.callbackId}): resume the app to answer it`,
+          ),
+        );
+        break;
+      case 'answered':
+        this.line(dim(`· message ${event.query} answered; the job waits for the next`));
+        break;
       case 'earlier_events_dropped':
         this.line(dim(`· (${event.count} earlier event${event.count === 1 ? ' is' : 's are'} no longer kept)`));
         break;

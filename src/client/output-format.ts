@@ -443,6 +443,10 @@ export class StreamJsonPrinter {
           this.agentToolUses.set(event.parentToolUseId, (this.agentToolUses.get(event.parentToolUseId) ?? 0) + 1);
         this.printOne(event.event, event.parentToolUseId);
         break;
+      case 'answered':
+        // Claude Code's result for each message of a streaming input: that message's turns and usage.
+        this.result(resultMessage(this.jobId, event.terminal));
+        break;
       case 'no_worker':
         this.inOrder(() =>
           this.line({

@@ -204,6 +204,12 @@ export function formatSnapshot(id: string, snapshot: SessionSnapshot): string {
         `${pending.toolName} ${clip(pending.input, 200)} [${pending.toolUseId}] — ${pending.reason}`,
     );
   }
+  for (const pending of snapshot.hookCallbacks ?? []) {
+    lines.push(
+      `  waiting for the Agent SDK app's ${pending.event} hook callback ${pending.callbackId}` +
+        `${pending.toolUseId ? ` [${pending.toolUseId}]` : ''}: a query() with resume answers it; abort ends the job`,
+    );
+  }
   if (snapshot.todos?.length) {
     const marks = { pending: '[ ]', in_progress: '[~]', completed: '[x]' } as const;
     lines.push('  todos:', ...snapshot.todos.map((todo) => `    ${marks[todo.status]} ${todo.content}`));

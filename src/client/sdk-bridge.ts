@@ -3,11 +3,14 @@
  * subcommand, `--output-format stream-json --verbose --input-format stream-json` and the flags of
  * its options), it reads the SDK's messages from stdin as JSON lines and answers on stdout:
  *
- * - `control_request` `initialize` gets a `control_response`; hook callbacks are refused by name,
- *   since this version does not run them (an app that registered one hears so at once);
- * - the first `user` message starts the job (its text is the prompt); later ones while it runs are
- *   queued into it as `send` does;
- * - the job's progress goes out as Claude Code's stream-json messages, then the `result`;
+ * - `control_request` `initialize` gets a `control_response`; the app's hook callbacks for
+ *   PreToolUse, PostToolUse and Stop become the job's (`SessionInput.appHooks`), and each time the
+ *   job waits on one the app is asked with a `hook_callback` request; hooks on other events are
+ *   refused by name, at once;
+ * - the first `user` message starts the job (its text is the prompt), with its input open: each
+ *   later one goes to the job once the one before has its `result`, and the end of stdin tells the
+ *   job that no further message comes (see {@link InputQueue});
+ * - the job's progress goes out as Claude Code's stream-json messages, and a `result` per message;
  * - a call the job's rules ask about becomes a `can_use_tool` control request when the SDK asked
  *   for `--permission-prompt-tool stdio`, and the app's answer is the durable approval;
  * - `interrupt` aborts the job; any other control request is answered with an error naming it.
@@ -18,9 +21,20 @@ import { randomUUID } from 'node:crypto';
 import readline from 'node:readline';
 import type { PendingApproval } from '../shared/session';
 import { TOOL_DEFINITIONS } from '../shared/tools';
-import { abortSignal, userMessageSignal } from '../workflows/definitions';
+import { RUN_HOOK_EVENTS } from '../shared/hooks';
+import type { HooksConfig } from '../shared/hooks';
+import type { PendingHookCallback } from '../shared/session';
+import type { HookCallbackAnswer } from '../shared/signal-payloads';
+import {
+  abortSignal,
+  closeInputSignal,
+  hookCallbackAnswerSignal,
+  snapshotQuery,
+  userMessageSignal,
+} from '../workflows/definitions';
 import type { Approver } from './jobs';
 import { follow, newJobId, startOrAttach } from './jobs';
+import type { FollowListener } from './live-events';
 import { StreamJsonPrinter, storedToolResults } from './output-format';
 import type { Output } from './render';
 import { stdoutOutput } from './render';
@@ -114,8 +128,76 @@ export function runFlagsOf(flags: SdkFlags): RunFlags {
 
 /** What the bridge does to its running job. */
 interface JobControl {
-  signal: (text: string) => Promise<void>;
   abort: () => Promise<void>;
+}
+
+/**
+ * How long a job whose input is open waits for the app's next message before it ends: long enough
+ * for an app that thinks between messages, short enough that a job whose app died does not hold its
+ * workspace for long (`resume` within that time picks it up).
+ */
+export const SDK_INPUT_IDLE_MS = 30 * 60_000;
+
+/**
+ * The app's messages, one at a time, as Claude Code takes them: the next goes to the job once the
+ * one before was answered, each gets its own result, and the end of stdin tells the job that no
+ * further message comes.
+ */
+class InputQueue {
+  private readonly waiting: string[] = [];
+  /** Messages handed to the job, and the last one answered. */
+  private sent = 0;
+  private answered = 0;
+  private ended = false;
+  private closed = false;
+  private job: { signal: (text: string) => Promise<void>; close: () => Promise<void> } | undefined;
+
+  /** The job runs (its first message, or `answeredSoFar + 1` for a job resumed mid-way, is in it). */
+  attach(job: { signal: (text: string) => Promise<void>; close: () => Promise<void> }, answeredSoFar: number): void {
+    this.job = job;
+    this.answered = answeredSoFar;
+    this.sent = answeredSoFar + 1;
+    this.pump();
+  }
+
+  push(text: string): void {
+    this.waiting.push(text);
+    this.pump();
+  }
+
+  /** stdin ended: once what waits was sent, the job is told that nothing further comes. */
+  end(): void {
+    this.ended = true;
+    this.pump();
+  }
+
+  /** The job's answer to message `query` is out. */
+  onAnswered(query: number): void {
+    this.answered = Math.max(this.answered, query);
+    this.pump();
+  }
+
+  /** The answers so far cover every message sent: the job's own result would say nothing new. */
+  get allAnswered(): boolean {
+    return this.answered >= this.sent;
+  }
+
+  get baseline(): number {
+    return this.job ? this.sent - 1 : 0;
+  }
+
+  private pump(): void {
+    const job = this.job;
+    if (!job) return;
+    if (this.waiting.length > 0 && this.answered >= this.sent) {
+      this.sent++;
+      void job.signal(this.waiting.shift()!).catch(() => undefined);
+    }
+    if (this.ended && this.waiting.length === 0 && !this.closed) {
+      this.closed = true;
+      void job.close().catch(() => undefined);
+    }
+  }
 }
 
 interface ControlRequest {
@@ -155,7 +237,10 @@ export async function runSdkBridge(
   const write = (message: Record<string, unknown>) => out.write(JSON.stringify(message));
   const lines = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
   const answers = new Map<string, (response: ControlResponse['response']) => void>();
+  const queue = new InputQueue();
   let job: JobControl | undefined;
+  // The app's hook callbacks, from `initialize` (which comes before the first message).
+  let appHooks: HooksConfig | undefined;
   // What the bridge cannot do for this app ends it before any job starts (see `answerControl`).
   let refuseSession: (reason: string) => void = () => undefined;
   const refused = new Promise<string>((resolve) => (refuseSession = resolve));
@@ -174,17 +259,18 @@ export async function runSdkBridge(
         answers.get(message.response.request_id)?.(message.response);
         answers.delete(message.response.request_id);
       } else if (message.type === 'control_request') {
-        void answerControl(message, job, write, refuseSession);
+        void answerControl(message, job, write, refuseSession, (hooks) => (appHooks = hooks));
       } else if (message.type === 'user') {
         const text = textOf(message);
         if (!started) {
           started = true;
           resolve(text);
-        } else if (job) void job.signal(text).catch(() => undefined);
+        } else queue.push(text);
       }
     });
     lines.on('close', () => {
       if (!started) reject(new Error('stdin closed before a user message came'));
+      queue.end();
     });
   });
 
@@ -206,7 +292,11 @@ export async function runSdkBridge(
   }
   const prompt = first.text;
   const runFlags = runFlagsOf(flags);
-  const input = buildSessionInput(prompt, runFlags, process.env, approver ? undefined : 'the Agent SDK');
+  const input = {
+    ...buildSessionInput(prompt, runFlags, process.env, approver ? undefined : 'the Agent SDK'),
+    inputOpen: { idleMs: SDK_INPUT_IDLE_MS },
+    ...(appHooks ? { appHooks } : {}),
+  };
   const jobId = flags.values.get('resume') ?? newJobId();
   return connect(async (client) => {
     const outcome = await startOrAttach(client, jobId, input);
@@ -228,12 +318,20 @@ export async function runSdkBridge(
       return 1;
     }
     // Resumed while it runs (the process the SDK started before died, say): the job goes on, and
-    // the new message is queued into it, as `send` does.
-    if (outcome.kind === 'attached') await handle.signal(userMessageSignal, prompt);
-    job = {
-      signal: (text) => handle.signal(userMessageSignal, text),
-      abort: () => handle.signal(abortSignal, 'interrupted by the Agent SDK'),
-    };
+    // the new message is queued into it, as `send` does; the answers it gave before are not told again.
+    let answeredSoFar = 0;
+    if (outcome.kind === 'attached') {
+      answeredSoFar = (await handle.query(snapshotQuery).catch(() => undefined))?.turnResult?.query ?? 0;
+      await handle.signal(userMessageSignal, prompt);
+    }
+    job = { abort: () => handle.signal(abortSignal, 'interrupted by the Agent SDK') };
+    queue.attach(
+      {
+        signal: (text) => handle.signal(userMessageSignal, text),
+        close: () => handle.signal(closeInputSignal),
+      },
+      answeredSoFar,
+    );
     const printer = new StreamJsonPrinter(
       out,
       jobId,
@@ -250,16 +348,134 @@ export async function runSdkBridge(
       ? { write: (text: string) => process.stderr.write(`${text}\n`) }
       : { write: () => {} };
     const { printJobResult } = await import('./cli');
+    const askHook = hookCallbackAsker(
+      jobId,
+      handle,
+      write,
+      answers,
+      storedToolResults(() => openContentStore(process.env)),
+    );
+    // Each answer's result goes out as it comes, and lets the next message in; the job's questions
+    // to the app's hook callbacks are asked.
+    const listener: FollowListener = {
+      onEvent: (event) => {
+        if (event.kind === 'hook_callback') return askHook(event.pending);
+        if (event.kind === 'answered' && event.query <= queue.baseline) return;
+        printer.onEvent(event);
+        if (event.kind === 'answered') queue.onAnswered(event.query);
+      },
+    };
     const status = await printJobResult(
       jobId,
       handle,
-      (h) => follow(h, progress, { printer, ...(approver ? { approver } : {}) }),
+      (h) => follow(h, progress, { printer: listener, ...(approver ? { approver } : {}) }),
       printer,
+      // A job that ended completed after answering every message has said all in those results.
+      (terminal) => terminal.reason === 'completed' && queue.allAnswered,
     );
     await printer.drain();
     lines.close();
     return status;
   });
+}
+
+/** How the SDK registers an event's hook callbacks in `initialize`. */
+interface RegisteredMatcher {
+  matcher?: string;
+  hookCallbackIds?: string[];
+  timeout?: number;
+  onFailure?: string;
+}
+
+/**
+ * The app's hook callbacks as the job's hooks (one handler per callback id, named by it), or why
+ * they cannot be run: an event durable-agent does not run is refused, never left out in silence.
+ */
+export function appHooksOf(registered: Record<string, unknown>): { hooks: HooksConfig } | { refused: string } {
+  const hooks: HooksConfig = {};
+  const unsupported = Object.keys(registered).filter(
+    (event) => !(RUN_HOOK_EVENTS as readonly string[]).includes(event),
+  );
+  if (unsupported.length > 0)
+    return {
+      refused:
+        `durable-agent runs the Agent SDK's PreToolUse, PostToolUse and Stop hook callbacks, not ${unsupported.join(', ')}: ` +
+        'leave those out of the hooks option, or use command hooks in .claude/settings.json',
+    };
+  for (const [event, matchers] of Object.entries(registered)) {
+    for (const matcher of (Array.isArray(matchers) ? matchers : []) as RegisteredMatcher[]) {
+      const ids = (matcher.hookCallbackIds ?? []).filter((id) => typeof id === 'string' && id !== '');
+      if (ids.length === 0) continue;
+      (hooks[event] ??= []).push({
+        ...(typeof matcher.matcher === 'string' && matcher.matcher !== '' ? { matcher: matcher.matcher } : {}),
+        hooks: ids.map((id) => ({
+          command: `the Agent SDK app's hook callback ${id}`,
+          source: 'the Agent SDK app',
+          callback: id,
+          ...(typeof matcher.timeout === 'number' && matcher.timeout > 0 ? { timeoutSec: matcher.timeout } : {}),
+          ...(matcher.onFailure === 'block' ? { onFailure: 'block' as const } : {}),
+        })),
+      });
+    }
+  }
+  return { hooks };
+}
+
+/**
+ * Asks the app's hook callback each time the job waits on one (once per callback, also when a
+ * resumed CLI finds it waiting), gives it the hook's timeout, and signals its answer to the job.
+ */
+function hookCallbackAsker(
+  jobId: string,
+  handle: { signal: (def: typeof hookCallbackAnswerSignal, answer: HookCallbackAnswer) => Promise<void> },
+  write: (message: Record<string, unknown>) => void,
+  answers: Map<string, (response: ControlResponse['response']) => void>,
+  lookup: (ref: string) => Promise<string | undefined>,
+): (pending: PendingHookCallback) => void {
+  const asked = new Set<string>();
+  return (pending) => {
+    if (asked.has(pending.id)) return;
+    asked.add(pending.id);
+    void (async () => {
+      const toolResponse = pending.toolResponseRef
+        ? await lookup(pending.toolResponseRef).catch(() => undefined)
+        : undefined;
+      const input = {
+        ...pending.input,
+        session_id: jobId,
+        ...(toolResponse !== undefined ? { tool_response: toolResponse } : {}),
+      };
+      const requestId = randomUUID();
+      const response = await new Promise<ControlResponse['response'] | undefined>((resolve) => {
+        const timer = setTimeout(() => {
+          answers.delete(requestId);
+          write({ type: 'control_cancel_request', request_id: requestId });
+          resolve(undefined);
+        }, pending.timeoutSec * 1000);
+        answers.set(requestId, (answer) => {
+          clearTimeout(timer);
+          resolve(answer);
+        });
+        write({
+          type: 'control_request',
+          request_id: requestId,
+          request: {
+            subtype: 'hook_callback',
+            callback_id: pending.callbackId,
+            input,
+            ...(pending.toolUseId ? { tool_use_id: pending.toolUseId } : {}),
+          },
+        });
+      });
+      const answer: HookCallbackAnswer =
+        response === undefined
+          ? { id: pending.id, timedOut: true }
+          : response.subtype === 'success'
+            ? { id: pending.id, output: response.response ?? {} }
+            : { id: pending.id, error: response.error || 'the hook callback failed' };
+      await handle.signal(hookCallbackAnswerSignal, answer).catch(() => undefined);
+    })();
+  };
 }
 
 /** Control requests: `initialize`, `interrupt`; any other gets an error naming it. */
@@ -268,6 +484,7 @@ async function answerControl(
   job: JobControl | undefined,
   write: (message: Record<string, unknown>) => void,
   refuseSession: (reason: string) => void,
+  registerHooks: (hooks: HooksConfig) => void,
 ): Promise<void> {
   const reply = (response: Record<string, unknown>) =>
     write({ type: 'control_response', response: { subtype: 'success', request_id: message.request_id, response } });
@@ -275,12 +492,12 @@ async function answerControl(
     write({ type: 'control_response', response: { subtype: 'error', request_id: message.request_id, error } });
   const { subtype } = message.request;
   if (subtype === 'initialize') {
-    const hooks = Object.keys(message.request.hooks ?? {});
-    if (hooks.length > 0) {
-      const reason = `durable-agent does not run the Agent SDK's hook callbacks yet (${hooks.join(', ')}): use command hooks in .claude/settings.json, or leave the hooks option out`;
-      refuse(reason);
-      return refuseSession(reason);
+    const hooks = appHooksOf(message.request.hooks ?? {});
+    if ('refused' in hooks) {
+      refuse(hooks.refused);
+      return refuseSession(hooks.refused);
     }
+    if (Object.keys(hooks.hooks).length > 0) registerHooks(hooks.hooks);
     return reply({
       commands: [],
       agents: [],

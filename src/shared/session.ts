@@ -3,7 +3,7 @@ import type { ReadFileStates } from './file-state';
 import { emptyUsage } from './messages';
 import type { Message, Usage } from './messages';
 import type { PermissionContext, PermissionMode } from './permissions';
-import type { HooksConfig } from './hooks';
+import type { HooksConfig, RunHookEvent } from './hooks';
 import type { JobSandbox } from './sandbox';
 import type { SettingSource, PermissionSummary } from './settings-trust';
 import type { QueuedMessage } from './signal-payloads';
@@ -111,6 +111,14 @@ export interface SessionInput {
   resumeFrom?: ResumeFrom;
   /** Set for a job a batch started: where it reports its cost, and which task it is. */
   batch?: BatchMembership;
+  /**
+   * The job's input stays open (the Agent SDK's streaming input): a completed turn does not end the
+   * job but publishes its result and waits for the next user message, until `closeInput` or
+   * `idleMs` without one.
+   */
+  inputOpen?: { idleMs: number };
+  /** The Agent SDK app's hook callbacks (`HookCommand.callback`), by event, run beside the settings' hooks. */
+  appHooks?: HooksConfig;
 }
 
 /** The conversation a new job continues: in the store, or (small, from a file) in the input. */
@@ -192,6 +200,15 @@ export interface State {
   wakeup?: Wakeup;
   /** Prompts scheduled into the job with CronCreate: it sleeps until the next instead of ending. */
   crons?: ScheduledPrompt[];
+  /** A job whose input stays open: which user message it is answering, from which turn and usage. */
+  inputQuery?: InputQuery;
+}
+
+/** The user message an open-input job is answering (the first is 1), and where its turns began. */
+export interface InputQuery {
+  n: number;
+  startTurn: number;
+  startUsage: Usage;
 }
 
 export interface ResumeState {
@@ -258,6 +275,8 @@ export const SESSION_PHASES = [
   'sleeping',
   // The turn ended with background commands running: the job waits for the first to end.
   'waiting_for_background',
+  // The job's input is open (the Agent SDK): its answer is out, and it waits for the next message.
+  'waiting_for_input',
   'finished',
 ] as const;
 export type SessionPhase = (typeof SESSION_PHASES)[number];
@@ -322,6 +341,29 @@ export interface SessionSnapshot {
   crons?: Array<{ id: string; cron: string; schedule: string; recurring: boolean; nextAt: string; prompt: string }>;
   events: SessionEvent[];
   terminal: Terminal | undefined;
+  /**
+   * An open-input job's latest answered message (see `SessionInput.inputOpen`): which one, and its
+   * result as a Terminal of that message alone (its turns, its usage; the cost is the job's so far).
+   */
+  turnResult?: { query: number; terminal: Terminal };
+  /** The Agent SDK app's hook callbacks the job waits on. */
+  hookCallbacks?: PendingHookCallback[];
+}
+
+/** A hook callback of the Agent SDK app that the job waits on: the app is asked, and answers with a signal. */
+export interface PendingHookCallback {
+  /** Unique in the job: what `hookCallbackAnswer` names. */
+  id: string;
+  /** The app's callback id, as it registered it in `initialize`. */
+  callbackId: string;
+  event: RunHookEvent;
+  /** The hook's input, as a command hook reads it on stdin. */
+  input: Record<string, unknown>;
+  toolUseId?: string;
+  /** PostToolUse: the tool result in the content store, for `tool_response`. */
+  toolResponseRef?: string;
+  /** How long the app is given once asked. */
+  timeoutSec: number;
 }
 
 /** A tool call waiting for a human decision. */

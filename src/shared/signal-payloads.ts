@@ -87,6 +87,27 @@ export const approvalPayload: z.ZodType<ApprovalAnswer> = lazySchema(() =>
   }),
 );
 
+/** `hookCallbackAnswer`: what the Agent SDK app's hook callback returned, or why it returned nothing. */
+export interface HookCallbackAnswer {
+  /** The pending callback's id (`PendingHookCallback.id`). */
+  id: string;
+  /** The callback's output: Claude Code's hook JSON output. */
+  output?: Record<string, unknown>;
+  /** It failed: the app's error. */
+  error?: string;
+  /** The app gave no answer within the hook's timeout. */
+  timedOut?: boolean;
+}
+
+export const hookCallbackAnswerPayload: z.ZodType<HookCallbackAnswer> = lazySchema(() =>
+  z.strictObject({
+    id: z.string().min(1).max(500),
+    output: z.record(z.string(), z.unknown()).optional(),
+    error: z.string().max(10_000).optional(),
+    timedOut: z.boolean().optional(),
+  }),
+);
+
 /** `snapshot [sinceSeq]`: no argument, or a non-negative integer. */
 export const sinceSeqPayload = lazySchema(() =>
   z.union([z.undefined(), z.null().transform(() => 0), z.number().int().nonnegative()]),

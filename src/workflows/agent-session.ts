@@ -49,6 +49,7 @@ import { runToolsPhase } from './tools-phase';
 import type { ToolsPhaseOutcome } from './tools-phase';
 import type { TurnStep } from './turn-step';
 import { waitAfterTurn } from './wait-phase';
+import { nextQuery, OPEN_INPUT_PATCH, publishTurnResult, waitForInput } from './input-phase';
 import { BackgroundTasks, taskNotification } from './background-tasks';
 import { withAgentCosts } from './agent-phase';
 
@@ -149,6 +150,17 @@ async function runSession(input: SessionInput): Promise<Terminal> {
   try {
     for (;;) {
       let step = await runTurn(session, state);
+      // A job whose input stays open (the Agent SDK's streaming input) publishes each answer and
+      // waits for the next message, unless it was told none comes.
+      const answered =
+        step.kind === 'terminal' &&
+        step.reason === 'completed' &&
+        input.inputOpen !== undefined &&
+        patched(OPEN_INPUT_PATCH);
+      // What its agents cost is counted into the State here, for the answer's cost to include it.
+      if (answered) step = { ...step, state: withAgentCosts(session, step.state) };
+      const answeredState = step.state;
+      if (answered) publishTurnResult(session, answeredState, ending(answeredState));
       // Only a job whose model called ScheduleWakeup or CronCreate or ran a background command (each
       // behind its patch) ends a turn with something to wait for.
       if (
@@ -160,6 +172,11 @@ async function runSession(input: SessionInput): Promise<Terminal> {
           control.background.news.length > 0)
       ) {
         step = await waitAfterTurn(session, step.state);
+        // What wakes it (a message, a background command's end, a scheduled prompt) is answered anew.
+        if (answered && step.kind === 'continue')
+          step = { ...step, state: nextQuery(session, answeredState, step.state) };
+      } else if (answered && input.inputOpen && (!control.inputClosed || control.inbox.length > 0)) {
+        step = await waitForInput(session, step.state, input.inputOpen.idleMs);
       }
       if (step.kind === 'terminal') {
         // Nothing of the job runs on after it: its background commands and agents are stopped

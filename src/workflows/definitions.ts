@@ -1,7 +1,7 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 import type { ApprovalAnswer, SessionSnapshot } from '../shared/session';
 import type { ContentRef } from '../shared/transcript';
-import type { QueuedMessage } from '../shared/signal-payloads';
+import type { HookCallbackAnswer, QueuedMessage } from '../shared/signal-payloads';
 
 /** The Temporal task queue the worker polls unless told otherwise. */
 export const DEFAULT_TASK_QUEUE = 'durable-agent';
@@ -14,6 +14,15 @@ export const setMaxTurnsSignal = defineSignal<[maxTurns: number]>('setMaxTurns')
 
 /** Queue text from the user; it joins the conversation at the next turn boundary. */
 export const userMessageSignal = defineSignal<[message: QueuedMessage]>('userMessage');
+
+/**
+ * An open-input job (the Agent SDK's streaming input) gets no further user message: it ends once
+ * its current message is answered, or at once when it waits for the next.
+ */
+export const closeInputSignal = defineSignal<[]>('closeInput');
+
+/** The Agent SDK app's answer to a hook callback the job waits on (`SessionSnapshot.hookCallbacks`). */
+export const hookCallbackAnswerSignal = defineSignal<[answer: HookCallbackAnswer]>('hookCallbackAnswer');
 
 /** A live view of the job. `sinceSeq` returns only events with a greater sequence number. */
 export const snapshotQuery = defineQuery<SessionSnapshot, [sinceSeq?: number]>('snapshot');

@@ -1,6 +1,7 @@
 import { CancellationScope, patched, upsertMemo } from '@temporalio/workflow';
 import { PAID_AGAIN_MEMO, paidAgainUsd } from '../shared/batch';
 import type { State } from '../shared/session';
+import type { TranscriptRef } from '../shared/transcript';
 import type { Terminal, TerminalReason } from '../shared/terminal';
 import type { SessionActivities } from './activity-proxies';
 import type { SessionControl } from './session-control';
@@ -27,14 +28,27 @@ export async function finish(
           activities.commitTranscript({ transcript: state.transcript, append: state.pending }),
         );
   const details = [detail, unsent > 0 ? `${unsent} queued user message(s) were not sent` : undefined].filter(Boolean);
-  const terminal: Terminal = {
+  const terminal = terminalOf(control, state, reason, transcript, details.join('; '), extra);
+  return publish(control, state, terminal);
+}
+
+/** A Terminal of `state` as it is now, its transcript committed up to `transcript`. */
+export function terminalOf(
+  control: SessionControl,
+  state: State,
+  reason: TerminalReason,
+  transcript: TranscriptRef,
+  detail: string | undefined,
+  extra: Pick<Terminal, 'context' | 'transitions' | CostFields> = {},
+): Terminal {
+  return {
     reason,
     turnCount: state.turnCount,
     finalText: state.lastAssistantText,
     ...(state.lastStopReason !== undefined ? { stopReason: state.lastStopReason } : {}),
     usage: state.usage,
     model: state.model,
-    ...(details.length > 0 ? { detail: details.join('; ') } : {}),
+    ...(detail ? { detail } : {}),
     transcriptHead: transcript.head,
     messageCount: transcript.messageCount,
     denials: state.denials,
@@ -45,7 +59,6 @@ export async function finish(
     ...(control.background ? { subagentStats: control.background.subagentStats() } : {}),
     ...extra,
   };
-  return publish(control, state, terminal);
 }
 
 /** The Terminal of a job that could not start. */

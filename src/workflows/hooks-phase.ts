@@ -1,6 +1,23 @@
-import { ActivityFailure, isCancellation } from '@temporalio/workflow';
-import { hookStdin, hookTimeoutSec, matchHooks, STOP_HOOK_FLAG } from '../shared/hooks';
-import type { HookCommand, HookEventFacts, HooksConfig, RunHookEvent, RunHooksResult } from '../shared/hooks';
+import { ActivityFailure, condition, isCancellation } from '@temporalio/workflow';
+import {
+  combineHookOutcomes,
+  hookStdin,
+  hookTimeoutSec,
+  interpretHookRun,
+  matchHooks,
+  STOP_HOOK_FLAG,
+} from '../shared/hooks';
+import type {
+  HookCommand,
+  HookEventFacts,
+  HookOutcome,
+  HookRun,
+  HooksConfig,
+  RunHookEvent,
+  RunHooksResult,
+} from '../shared/hooks';
+import type { PendingHookCallback } from '../shared/session';
+import type { HookCallbackAnswer } from '../shared/signal-payloads';
 import type { ToolUseBlock } from '../shared/messages';
 import { exceedsMaxTurns } from '../shared/recovery';
 import type { State } from '../shared/session';
@@ -38,7 +55,36 @@ type RunHooksSandbox = Parameters<SessionActivities['runHooks']>[0]['sandbox'];
  * before a tool call: a guard that could not run has not vetted the call, so it is not made.
  */
 export function hookRunner(deps: HookRunnerDeps): HookRunner {
+  /** Command hooks in the activity, the app's callbacks over its channel; their decisions together. */
   const run = async (
+    event: RunHookEvent,
+    hooks: HookCommand[],
+    facts: HookEventFacts,
+    key: string,
+    turn: number,
+    toolResponseRef?: string,
+  ): Promise<RunHooksResult> => {
+    const callbacks = hooks.filter((hook) => hook.callback !== undefined);
+    if (callbacks.length === 0) return runCommands(event, hooks, facts, key, turn, toolResponseRef);
+    const commands = hooks.filter((hook) => hook.callback === undefined);
+    const stdin = stdinOf(facts);
+    const [fromCommands, ...fromApp] = await Promise.all([
+      commands.length > 0 ? runCommands(event, commands, facts, key, turn, toolResponseRef) : undefined,
+      ...callbacks.map((hook) =>
+        askApp(deps.control, event, hook, stdin, `${key}/${hook.callback}`, facts, toolResponseRef),
+      ),
+    ]);
+    const outcomes: HookOutcome[] = fromApp.map((answer) => answer.outcome);
+    if (fromCommands) outcomes.unshift(outcomeOf(fromCommands));
+    const combined = combineHookOutcomes(event, outcomes);
+    for (const answer of fromApp)
+      for (const text of answer.outcome.userMessages)
+        deps.control.record({ turn, kind: 'notice', text: `${event} hook: ${text}` });
+    return { ...combined, ran: [...(fromCommands?.ran ?? []), ...fromApp.map((answer) => answer.ran)] };
+  };
+  const stdinOf = (facts: HookEventFacts) =>
+    hookStdin({ sessionId: deps.sessionKey, cwd: deps.workspace, permissionMode: deps.permissionMode() }, facts);
+  const runCommands = async (
     event: RunHookEvent,
     hooks: HookCommand[],
     facts: HookEventFacts,
@@ -53,10 +99,7 @@ export function hookRunner(deps: HookRunnerDeps): HookRunner {
           workspace: deps.workspace,
           event,
           hooks,
-          stdin: hookStdin(
-            { sessionId: deps.sessionKey, cwd: deps.workspace, permissionMode: deps.permissionMode() },
-            facts,
-          ),
+          stdin: stdinOf(facts),
           ...(toolResponseRef ? { toolResponseRef } : {}),
           ...(deps.sandbox ? { sandbox: deps.sandbox } : {}),
         },
@@ -100,6 +143,74 @@ export function hookRunner(deps: HookRunnerDeps): HookRunner {
       const facts = { event: 'Stop' as const, stopHookActive, lastAssistantMessage: lastAssistantText };
       return run('Stop', hooks, facts, `stop-${turn}`, turn);
     },
+  };
+}
+
+/** A command hooks' combined result, as one outcome to combine with the app's. */
+function outcomeOf(result: RunHooksResult): HookOutcome {
+  return {
+    command: 'command hooks',
+    ...(result.outcome !== 'none' ? { decision: result.outcome } : {}),
+    ...(result.reason !== undefined ? { reason: result.reason } : {}),
+    ...(result.preventContinuation ? { preventContinuation: result.preventContinuation } : {}),
+    ...(result.additionalContext !== undefined ? { additionalContext: result.additionalContext } : {}),
+    // Already recorded as notices by the command hooks' run.
+    userMessages: [],
+  };
+}
+
+/**
+ * Ask the Agent SDK app's hook callback: the job waits, holding nothing, until the app answers
+ * (the CLI it started asks it, and gives it the hook's timeout) or the job is aborted. With no
+ * process of the app there, it waits as an approval does, until one resumes the job. The answer
+ * means what the same JSON printed by a command hook means; a failed or timed-out callback is a
+ * non-blocking error, as a failed command hook is.
+ */
+async function askApp(
+  control: SessionControl,
+  event: RunHookEvent,
+  hook: HookCommand,
+  input: Record<string, unknown>,
+  id: string,
+  facts: HookEventFacts,
+  toolResponseRef: string | undefined,
+): Promise<{ outcome: HookOutcome; ran: RunHooksResult['ran'][number] }> {
+  const timeoutSec = hookTimeoutSec(hook);
+  const entry: { request: PendingHookCallback; answer?: HookCallbackAnswer } = {
+    request: {
+      id,
+      callbackId: hook.callback!,
+      event,
+      input,
+      ...('toolUseId' in facts ? { toolUseId: facts.toolUseId } : {}),
+      ...(toolResponseRef ? { toolResponseRef } : {}),
+      timeoutSec,
+    },
+  };
+  control.hookCallbacks.set(id, entry);
+  const startedAt = Date.now();
+  try {
+    await condition(() => entry.answer !== undefined);
+  } finally {
+    control.hookCallbacks.delete(id);
+  }
+  const answer = entry.answer!;
+  const run: HookRun = {
+    command: hook.command,
+    exitCode: answer.error !== undefined ? 1 : 0,
+    timedOut: answer.timedOut === true,
+    timeoutSec,
+    stdout: answer.output !== undefined ? JSON.stringify(answer.output) : '',
+    stderr: answer.error ?? '',
+  };
+  const outcome = interpretHookRun(event, run);
+  if (event === 'PreToolUse' && hook.onFailure === 'block' && (run.exitCode !== 0 || run.timedOut)) {
+    outcome.decision = 'deny';
+    outcome.reason = `The app's PreToolUse hook ${run.timedOut ? `gave no answer within ${timeoutSec} s` : `failed (${answer.error})`}, and it blocks on failure, so the call was not made.`;
+  }
+  return {
+    outcome,
+    ran: { command: hook.command, exitCode: run.exitCode, timedOut: run.timedOut, ms: Date.now() - startedAt },
   };
 }
 

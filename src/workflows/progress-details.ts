@@ -67,6 +67,7 @@ const PHASE_WORDS: Record<SessionPhase, string> = {
   waiting_for_credentials: 'waiting for a worker with model credentials',
   sleeping: 'sleeping until its wake-up',
   waiting_for_background: 'waiting for a background command to end',
+  waiting_for_input: 'answered; waiting for the next message',
   finished: 'finished',
 };
 

@@ -10,6 +10,7 @@ import type {
   HooksReport,
   NewSessionEvent,
   PendingApproval,
+  PendingHookCallback,
   ResumeState,
   SessionEvent,
   SessionPhase,
@@ -20,6 +21,7 @@ import {
   abortPayload,
   approvalPayload,
   batchBudgetPayload,
+  hookCallbackAnswerPayload,
   INBOX_INLINE_CHARS,
   INBOX_MESSAGES,
   INBOX_REF_CHARS,
@@ -30,12 +32,14 @@ import {
   sinceSeqPayload,
   userMessagePayload,
 } from '../shared/signal-payloads';
-import type { QueuedMessage } from '../shared/signal-payloads';
+import type { HookCallbackAnswer, QueuedMessage } from '../shared/signal-payloads';
 import type { ContentRef } from '../shared/transcript';
 import {
   abortSignal,
   approvalSignal,
   batchBudgetSpentSignal,
+  closeInputSignal,
+  hookCallbackAnswerSignal,
   setMaxTurnsSignal,
   snapshotQuery,
   storeRootsQuery,
@@ -103,6 +107,12 @@ export class SessionControl {
   private turnScope: CancellationScope | undefined;
   /** The workflow's root scope: plain Temporal cancellation of the job cancels it. */
   readonly rootScope = CancellationScope.current();
+  /** The Agent SDK app's hook callbacks the job waits on, by id, with the answer once it came. */
+  readonly hookCallbacks = new Map<string, { request: PendingHookCallback; answer?: HookCallbackAnswer }>();
+  /** An open-input job was told that no further user message comes (`closeInput`). */
+  inputClosed = false;
+  /** An open-input job's latest answered message and its result, for the snapshot. */
+  turnResult: { query: number; terminal: Terminal } | undefined;
   /** The job's background commands (Bash `run_in_background`); set by the loop. */
   background: BackgroundTasks | undefined;
   /** The job's stored system prompt, for `storeRoots`; carried over by continue-as-new, else set at start. */
@@ -221,6 +231,25 @@ export class SessionControl {
       if (!wakeup && !scheduled)
         return this.notice('wake: no wake-up is pending, so there is nothing to wake; nothing changed');
       this.wakeRequestedFor = wakeup ? wakeup.toolUseId : scheduled?.id;
+    });
+    setHandler(hookCallbackAnswerSignal, (...args: unknown[]) => {
+      const parsed = parsePayload(
+        'hookCallbackAnswer',
+        hookCallbackAnswerPayload,
+        args,
+        '{"id":string,"output"?:object,"error"?:string,"timedOut"?:boolean}',
+      );
+      if (!parsed.ok) return this.notice(parsed.notice);
+      const entry = this.hookCallbacks.get(parsed.value.id);
+      if (!entry || entry.answer !== undefined)
+        return this.notice(`hookCallbackAnswer: no hook callback ${parsed.value.id} is waiting for an answer; ignored`);
+      entry.answer = parsed.value;
+    });
+    setHandler(closeInputSignal, (...args: unknown[]) => {
+      if (args.length > 0 && args.some((arg) => arg !== null && arg !== undefined)) {
+        this.notice('closeInput: the signal takes no argument; what came with it was ignored');
+      }
+      this.inputClosed = true;
     });
     setHandler(snapshotQuery, (...args: unknown[]) => {
       const parsed = parsePayload('snapshot', sinceSeqPayload, args, 'no argument or a sequence number');
@@ -408,6 +437,14 @@ export class SessionControl {
                   }
                 : {}),
             })),
+          }
+        : {}),
+      ...(this.turnResult ? { turnResult: this.turnResult } : {}),
+      ...(this.hookCallbacks.size > 0
+        ? {
+            hookCallbacks: [...this.hookCallbacks.values()]
+              .filter((entry) => entry.answer === undefined)
+              .map((entry) => entry.request),
           }
         : {}),
       events: this.events.filter((event) => event.seq > sinceSeq),

@@ -173,6 +173,7 @@ export async function prepareSession(
           layers,
           restrictWorkspace: input.permissions?.restrictWorkspace === true,
           stopHooks: input.stopHooks ?? [],
+          ...(input.appHooks ? { appHooks: input.appHooks } : {}),
         }),
         input.stopHookTimeoutSec ?? DEFAULT_STOP_HOOK_TIMEOUT_SEC,
       );

@@ -14,6 +14,8 @@ import type { SessionInput } from '../../src/shared/session';
 import {
   abortSignal,
   approvalSignal,
+  closeInputSignal,
+  hookCallbackAnswerSignal,
   setMaxTurnsSignal,
   snapshotQuery,
   userMessageSignal,
@@ -580,7 +582,86 @@ const scenarios: Scenario[] = [
       await handle.signal(wakeSignal);
     },
   },
+  {
+    // The Agent SDK's streaming input (patched('open-input')): the job answers, waits, answers a
+    // second message (with a turn limit of its own), waits again, and ends when told no input comes.
+    name: 'open-input',
+    input: { inputOpen: { idleMs: 600_000 }, maxTurns: 2 },
+    session: {
+      replies: [
+        { content: [text('Reading.'), read('oi1')] },
+        { content: [text('First answer.')] },
+        { content: [read('oi2')] },
+        { content: [text('Second answer.')] },
+      ],
+    },
+    drive: async (handle) => {
+      await answered(handle, 1);
+      await handle.signal(userMessageSignal, 'And the other file?');
+      await answered(handle, 2);
+      await handle.signal(closeInputSignal);
+    },
+  },
+  {
+    // An open-input job that no message reaches within its idle time ends on its own.
+    name: 'open-input-idle',
+    input: { inputOpen: { idleMs: 2_000 } },
+    session: { replies: [{ content: [text('Only answer.')] }] },
+  },
+  {
+    // The Agent SDK app's hook callbacks (HookCommand.callback): a PreToolUse callback blocks a
+    // Bash call, a PostToolUse one adds context to a Read, a Stop one blocks once and then fails
+    // (a non-blocking error); an answer naming no waiting callback is a notice.
+    name: 'app-hooks',
+    input: {
+      permissions: { mode: 'bypassPermissions' },
+      appHooks: {
+        PreToolUse: [{ matcher: 'Bash', hooks: [appHook('hook_0')] }],
+        PostToolUse: [{ hooks: [appHook('hook_1')] }],
+        Stop: [{ hooks: [appHook('hook_2')] }],
+      },
+    },
+    session: {
+      replies: [
+        { content: [bash('ah1', 'echo hi')] },
+        { content: [read('ah2')] },
+        { content: [text('Done.')] },
+        { content: [text('Really done.')] },
+      ],
+    },
+    drive: async (handle) => {
+      await handle.signal(hookCallbackAnswerSignal, { id: 'nothing-waits', output: {} });
+      const answers = [
+        { output: { decision: 'block', reason: 'No shell in this job.' } },
+        { output: { hookSpecificOutput: { hookEventName: 'PostToolUse', additionalContext: 'Checked by the app.' } } },
+        { output: { decision: 'block', reason: 'Run the tests first.' } },
+        { error: 'the app could not decide' },
+      ];
+      for (const answer of answers) {
+        let pending: string | undefined;
+        while (!pending) {
+          pending = (await handle.query(snapshotQuery)).hookCallbacks?.[0]?.id;
+          if (!pending) await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+        await handle.signal(hookCallbackAnswerSignal, { id: pending, ...answer });
+      }
+    },
+  },
 ];
+
+/** One hook callback of an Agent SDK app. */
+function appHook(callback: string) {
+  return { command: `the Agent SDK app's hook callback ${callback}`, source: 'the Agent SDK app', callback };
+}
+
+/** Waits until an open-input job answered its `query`th message and waits for the next. */
+async function answered(handle: WorkflowHandle, query: number): Promise<void> {
+  for (;;) {
+    const snapshot = await handle.query(snapshotQuery);
+    if (snapshot.phase === 'waiting_for_input' && snapshot.turnResult?.query === query) return;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
 
 /** `start-dev` flags that register the job search attributes. */
 const searchAttributeArgs = JOB_SEARCH_ATTRIBUTES.flatMap(({ key, cliType }) => [

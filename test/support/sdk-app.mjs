@@ -1,6 +1,8 @@
 // An app built on the Claude Agent SDK, as a user writes one: it runs query() with the options its
 // one argument (JSON) gives and prints every message it receives as a JSON line. `canUseTool`
 // answers 'allow' or 'deny' as `answer` says, and each question is printed as {"canUseTool": ...}.
+// With `messages` instead of `prompt`, the prompt is streaming input: each message is sent once
+// the one before has its result, and the input ends after the last.
 const config = JSON.parse(process.argv[2]);
 const { query } = await import(config.sdk);
 const options = {
@@ -11,8 +13,25 @@ const options = {
   ...(config.permissionMode ? { permissionMode: config.permissionMode } : {}),
   ...(config.extraArgs ? { extraArgs: config.extraArgs } : {}),
   ...(config.resume ? { resume: config.resume } : {}),
+  // A hook callback on `hook` (an event name) that prints what it got and, before a tool call,
+  // blocks it with a reason.
   ...(config.hook
-    ? { hooks: { PreToolUse: [{ hooks: [async () => ({ decision: 'block', reason: 'blocked by the app' })] }] } }
+    ? {
+        hooks: {
+          [config.hook]: [
+            {
+              hooks: [
+                async (input) => {
+                  console.log(JSON.stringify({ hook: input.hook_event_name, input }));
+                  return input.hook_event_name === 'PreToolUse'
+                    ? { decision: 'block', reason: 'blocked by the app' }
+                    : {};
+                },
+              ],
+            },
+          ],
+        },
+      }
     : {}),
   ...(config.answer
     ? {
@@ -25,8 +44,22 @@ const options = {
       }
     : {}),
 };
+let results = 0;
+let resultCame = () => {};
+async function* streamed() {
+  for (const [i, text] of config.messages.entries()) {
+    while (results < i) await new Promise((resolve) => (resultCame = resolve));
+    yield { type: 'user', message: { role: 'user', content: text }, parent_tool_use_id: null, session_id: '' };
+  }
+}
 try {
-  for await (const message of query({ prompt: config.prompt, options })) console.log(JSON.stringify(message));
+  for await (const message of query({ prompt: config.messages ? streamed() : config.prompt, options })) {
+    console.log(JSON.stringify(message));
+    if (message.type === 'result') {
+      results++;
+      resultCame();
+    }
+  }
 } catch (error) {
   console.log(JSON.stringify({ error: String(error?.message ?? error) }));
   process.exitCode = 1;

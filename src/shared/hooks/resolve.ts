@@ -27,6 +27,8 @@ export function resolveHooks(args: {
   restrictWorkspace?: boolean;
   /** Commands of `--stop-hook`, in the order given. */
   stopHooks?: string[];
+  /** The Agent SDK app's hook callbacks (`SessionInput.appHooks`), after the settings' hooks. */
+  appHooks?: HooksConfig;
 }): { config: HooksConfig; ignored: string[]; notRun: string[] } {
   const config: HooksConfig = {};
   const ignored: string[] = [];
@@ -60,6 +62,13 @@ export function resolveHooks(args: {
         (config[event] ??= []).push(kept);
       }
     }
+  }
+  for (const [event, groups] of Object.entries(args.appHooks ?? {})) {
+    if (!(RUN_HOOK_EVENTS as readonly string[]).includes(event)) {
+      notRun.push(`${event} (the Agent SDK app's hook callbacks): not run by durable-agent`);
+      continue;
+    }
+    for (const group of groups ?? []) if (group.hooks.length > 0) (config[event] ??= []).push(group);
   }
   const stopHooks: HookCommand[] = (args.stopHooks ?? []).map((command) => ({ command, source: STOP_HOOK_FLAG }));
   if (stopHooks.length > 0) (config.Stop ??= []).push({ hooks: stopHooks });

@@ -78,6 +78,13 @@ export interface HookCommand {
    * hook runs only for tool calls the rule matches. Only on tool events.
    */
   if?: string;
+  /**
+   * A hook callback of the Agent SDK app that started the job (its id as registered in
+   * `initialize`): the app is asked over the SDK's channel, and `command` only names it.
+   */
+  callback?: string;
+  /** A callback's `onFailure: 'block'`: if it fails or times out, the call it guards is not made. */
+  onFailure?: 'block';
 }
 
 /** One matcher group: the handlers that run when `matcher` matches. */
