@@ -90,6 +90,10 @@ describe('signal payloads are validated in the workflow', () => {
           ['userMessage', ['"   "']],
           ['userMessage', ['["a","b"]']],
           ['userMessage', ['{"text":"hi"}']],
+          ['hookCallbackAnswer', ['null']],
+          ['hookCallbackAnswer', ['{"id":7}']],
+          ['hookCallbackAnswer', ['{"id":"pre-toolu_write/hook_0","output":"yes"}']],
+          ['hookCallbackAnswer', ['{"id":"pre-toolu_write/hook_0","surprise":true}']],
         ];
         for (const [name, inputs] of bad) await cliSignal(env.address, id, name, inputs);
 
