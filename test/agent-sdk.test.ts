@@ -166,6 +166,27 @@ describe.each(targets)('the Agent SDK drives %s', (target, reference) => {
     }
   }, 180_000);
 
+  test('set_permission_mode and set_model between two messages apply to the second', async () => {
+    const llm = await model([say('Hi.'), write('toolu_m', 'note.txt', 'hi\n'), say('Wrote it.')]);
+    const cwd = makeWorkspace({ 'README.md': 'hello\n' });
+    const lines = await app(llm, {
+      messages: ['Hello', 'Write note.txt'],
+      cwd,
+      permissionMode: 'default',
+      // Were the Write asked about, it would be refused: acceptEdits must let it through unasked.
+      answer: 'deny',
+      afterFirst: { permissionMode: 'acceptEdits', model: 'claude-haiku-5-5' },
+    });
+    expect(lines.filter((line) => line.type === 'result').map((line) => line.result)).toEqual(['Hi.', 'Wrote it.']);
+    expect(lines.some((line) => line.canUseTool)).toBe(false);
+    expect(fs.readFileSync(path.join(cwd, 'note.txt'), 'utf8')).toBe('hi\n');
+    const models = llm.requests.map((request) => (request.body as { model: string }).model);
+    expect(models[0]).not.toBe('claude-haiku-5-5');
+    // Every call after the change (Claude Code may make one more of its own) is on the new model.
+    expect(models.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(models.slice(1))).toEqual(new Set(['claude-haiku-5-5']));
+  }, 180_000);
+
   test('a PreToolUse hook callback that blocks: the call is not made, and the model hears the reason', async () => {
     const llm = await model([write('toolu_h', 'blocked.txt', 'x\n'), say('The hook stopped me.')]);
     const cwd = makeWorkspace({ 'README.md': 'hello\n' });

@@ -90,6 +90,11 @@ describe('signal payloads are validated in the workflow', () => {
           ['userMessage', ['"   "']],
           ['userMessage', ['["a","b"]']],
           ['userMessage', ['{"text":"hi"}']],
+          ['setPermissionMode', ['null']],
+          ['setPermissionMode', ['"root"']],
+          ['setModel', ['""']],
+          ['setModel', ['"a model; rm -rf"']],
+          ['setModel', ['42']],
           ['hookCallbackAnswer', ['null']],
           ['hookCallbackAnswer', ['{"id":7}']],
           ['hookCallbackAnswer', ['{"id":"pre-toolu_write/hook_0","output":"yes"}']],
@@ -103,6 +108,7 @@ describe('signal payloads are validated in the workflow', () => {
           'a notice for every bad signal',
         );
         expect(after.pendingApprovals).toHaveLength(1);
+        expect(after.permissionMode).toBe('default');
         expect(after.maxTurns).toBeUndefined();
         expect(after.queuedUserMessages).toBe(0);
         expect(notices(after)).toEqual(

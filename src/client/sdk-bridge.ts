@@ -22,6 +22,8 @@ import readline from 'node:readline';
 import type { PendingApproval } from '../shared/session';
 import { TOOL_DEFINITIONS } from '../shared/tools';
 import { RUN_HOOK_EVENTS } from '../shared/hooks';
+import { isPermissionMode, PERMISSION_MODES } from '../shared/permissions';
+import type { PermissionMode } from '../shared/permissions';
 import type { HooksConfig } from '../shared/hooks';
 import type { PendingHookCallback } from '../shared/session';
 import type { HookCallbackAnswer } from '../shared/signal-payloads';
@@ -29,6 +31,8 @@ import {
   abortSignal,
   closeInputSignal,
   hookCallbackAnswerSignal,
+  setModelSignal,
+  setPermissionModeSignal,
   snapshotQuery,
   userMessageSignal,
 } from '../workflows/definitions';
@@ -129,6 +133,8 @@ export function runFlagsOf(flags: SdkFlags): RunFlags {
 /** What the bridge does to its running job. */
 interface JobControl {
   abort: () => Promise<void>;
+  setPermissionMode: (mode: PermissionMode) => Promise<void>;
+  setModel: (model: string) => Promise<void>;
 }
 
 /**
@@ -241,6 +247,8 @@ export async function runSdkBridge(
   let job: JobControl | undefined;
   // The app's hook callbacks, from `initialize` (which comes before the first message).
   let appHooks: HooksConfig | undefined;
+  // What `set_model` without a model goes back to: the job's first model.
+  let startModel = '';
   // What the bridge cannot do for this app ends it before any job starts (see `answerControl`).
   let refuseSession: (reason: string) => void = () => undefined;
   const refused = new Promise<string>((resolve) => (refuseSession = resolve));
@@ -259,7 +267,7 @@ export async function runSdkBridge(
         answers.get(message.response.request_id)?.(message.response);
         answers.delete(message.response.request_id);
       } else if (message.type === 'control_request') {
-        void answerControl(message, job, write, refuseSession, (hooks) => (appHooks = hooks));
+        void answerControl(message, job, write, refuseSession, (hooks) => (appHooks = hooks), startModel);
       } else if (message.type === 'user') {
         const text = textOf(message);
         if (!started) {
@@ -297,6 +305,7 @@ export async function runSdkBridge(
     inputOpen: { idleMs: SDK_INPUT_IDLE_MS },
     ...(appHooks ? { appHooks } : {}),
   };
+  startModel = input.model;
   const jobId = flags.values.get('resume') ?? newJobId();
   return connect(async (client) => {
     const outcome = await startOrAttach(client, jobId, input);
@@ -324,7 +333,11 @@ export async function runSdkBridge(
       answeredSoFar = (await handle.query(snapshotQuery).catch(() => undefined))?.turnResult?.query ?? 0;
       await handle.signal(userMessageSignal, prompt);
     }
-    job = { abort: () => handle.signal(abortSignal, 'interrupted by the Agent SDK') };
+    job = {
+      abort: () => handle.signal(abortSignal, 'interrupted by the Agent SDK'),
+      setPermissionMode: (mode) => handle.signal(setPermissionModeSignal, mode),
+      setModel: (model) => handle.signal(setModelSignal, model),
+    };
     queue.attach(
       {
         signal: (text) => handle.signal(userMessageSignal, text),
@@ -485,6 +498,7 @@ async function answerControl(
   write: (message: Record<string, unknown>) => void,
   refuseSession: (reason: string) => void,
   registerHooks: (hooks: HooksConfig) => void,
+  defaultModel: string,
 ): Promise<void> {
   const reply = (response: Record<string, unknown>) =>
     write({ type: 'control_response', response: { subtype: 'success', request_id: message.request_id, response } });
@@ -509,6 +523,19 @@ async function answerControl(
   if (subtype === 'interrupt') {
     if (!job) return refuse('interrupt: no job is running yet');
     await job.abort();
+    return reply({});
+  }
+  if (subtype === 'set_permission_mode' || subtype === 'set_model') {
+    if (!job) return refuse(`${subtype}: no job is running yet; give it as an option of query() instead`);
+    const value = subtype === 'set_permission_mode' ? message.request.mode : (message.request.model ?? defaultModel);
+    if (subtype === 'set_permission_mode' && !isPermissionMode(value))
+      return refuse(
+        `set_permission_mode: ${JSON.stringify(value)} is not a permission mode (${PERMISSION_MODES.join(', ')})`,
+      );
+    if (typeof value !== 'string' || value.trim() === '')
+      return refuse(`${subtype}: no ${subtype === 'set_model' ? 'model' : 'mode'} given`);
+    await (subtype === 'set_permission_mode' ? job.setPermissionMode(value as PermissionMode) : job.setModel(value));
+    // The job takes it at its next turn: a turn under way finishes as it began.
     return reply({});
   }
   return refuse(`durable-agent does not support the control request '${subtype}' yet`);

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import type { ApprovalAnswer } from './session';
+import { PERMISSION_MODES } from './permissions/types';
 import { builtSchema, lazySchema } from './lazy-schema';
 import { isUndecodablePayload } from './payload-converter';
 
@@ -106,6 +107,19 @@ export const hookCallbackAnswerPayload: z.ZodType<HookCallbackAnswer> = lazySche
     error: z.string().max(10_000).optional(),
     timedOut: z.boolean().optional(),
   }),
+);
+
+/** `setPermissionMode`: one of the permission modes. */
+export const permissionModePayload = lazySchema(() => z.enum(PERMISSION_MODES));
+
+/** `setModel`: a model name, as `--model` takes it. */
+export const modelNamePayload = lazySchema(() =>
+  z
+    .string()
+    .trim()
+    .min(1, 'the model name is blank')
+    .max(200)
+    .regex(/^[A-Za-z0-9._:@/-]+$/, 'a model name has only letters, digits and . _ : @ / -'),
 );
 
 /** `snapshot [sinceSeq]`: no argument, or a non-negative integer. */

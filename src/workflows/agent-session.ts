@@ -194,6 +194,8 @@ async function runSession(input: SessionInput): Promise<Terminal> {
       // A background command's activity belongs to this run: the job continues as new once none runs.
       if (workflowInfo().continueAsNewSuggested && control.background.running.length === 0) {
         await condition(allHandlersFinished);
+        // A mode or model asked for meanwhile is carried in the State and rules of the next run.
+        state = withRequestedSettings(session, state);
         await continueAsNew<typeof agentSession>({
           ...input,
           // The prompt is in the transcript; the next run starts from the State, not from it.
@@ -229,9 +231,32 @@ async function runSession(input: SessionInput): Promise<Terminal> {
   }
 }
 
+/**
+ * What `setPermissionMode` and `setModel` asked for since the last turn (the Agent SDK's
+ * `set_permission_mode` and `set_model`), in force from here on.
+ */
+function withRequestedSettings(session: Session, state: State): State {
+  const { control } = session;
+  const mode = control.requestedMode;
+  control.requestedMode = undefined;
+  if (mode !== undefined && session.permissions && session.permissions.mode !== mode) {
+    session.permissions = { ...session.permissions, mode };
+    control.permissionMode = mode;
+    if (control.permissionSummary)
+      control.permissionSummary = { ...control.permissionSummary, mode, modeSource: 'setPermissionMode signal' };
+    control.record({ turn: state.turnCount, kind: 'notice', text: `permission mode is now ${mode}` });
+  }
+  const model = control.requestedModel;
+  control.requestedModel = undefined;
+  if (model === undefined || model === state.model) return state;
+  control.record({ turn: state.turnCount, kind: 'notice', text: `model is now ${model} (was ${state.model})` });
+  return { ...state, model };
+}
+
 /** One iteration of the seed's `while (true)`. */
 async function runTurn(session: Session, state: State): Promise<TurnStep> {
   const { control } = session;
+  state = withRequestedSettings(session, state);
   // What agents that ended since the last turn cost counts before the budget is checked.
   state = withAgentCosts(session, state);
   // Before anything of the turn, so input queued for it is reported as not sent.

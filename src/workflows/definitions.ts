@@ -1,6 +1,7 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 import type { ApprovalAnswer, SessionSnapshot } from '../shared/session';
 import type { ContentRef } from '../shared/transcript';
+import type { PermissionMode } from '../shared/permissions';
 import type { HookCallbackAnswer, QueuedMessage } from '../shared/signal-payloads';
 
 /** The Temporal task queue the worker polls unless told otherwise. */
@@ -23,6 +24,12 @@ export const closeInputSignal = defineSignal<[]>('closeInput');
 
 /** The Agent SDK app's answer to a hook callback the job waits on (`SessionSnapshot.hookCallbacks`). */
 export const hookCallbackAnswerSignal = defineSignal<[answer: HookCallbackAnswer]>('hookCallbackAnswer');
+
+/** Change the job's permission mode from its next turn on (the Agent SDK's `set_permission_mode`). */
+export const setPermissionModeSignal = defineSignal<[mode: PermissionMode]>('setPermissionMode');
+
+/** Change the job's model from its next turn on (the Agent SDK's `set_model`). */
+export const setModelSignal = defineSignal<[model: string]>('setModel');
 
 /** A live view of the job. `sinceSeq` returns only events with a greater sequence number. */
 export const snapshotQuery = defineQuery<SessionSnapshot, [sinceSeq?: number]>('snapshot');

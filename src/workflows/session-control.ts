@@ -1,5 +1,6 @@
 import { CancellationScope, patched, setHandler } from '@temporalio/workflow';
 import type { Terminal } from '../shared/terminal';
+import { PERMISSION_MODES } from '../shared/permissions';
 import type { PermissionMode } from '../shared/permissions';
 import type { PermissionSummary } from '../shared/settings-trust';
 import { describeJobSandbox } from '../shared/sandbox';
@@ -27,7 +28,9 @@ import {
   INBOX_REF_CHARS,
   INLINE_MESSAGE_CHARS,
   maxTurnsPayload,
+  modelNamePayload,
   parsePayload,
+  permissionModePayload,
   queuedMessagePayload,
   sinceSeqPayload,
   userMessagePayload,
@@ -41,6 +44,8 @@ import {
   closeInputSignal,
   hookCallbackAnswerSignal,
   setMaxTurnsSignal,
+  setModelSignal,
+  setPermissionModeSignal,
   snapshotQuery,
   storeRootsQuery,
   userMessageSignal,
@@ -109,6 +114,9 @@ export class SessionControl {
   readonly rootScope = CancellationScope.current();
   /** The Agent SDK app's hook callbacks the job waits on, by id, with the answer once it came. */
   readonly hookCallbacks = new Map<string, { request: PendingHookCallback; answer?: HookCallbackAnswer }>();
+  /** `setPermissionMode` and `setModel`: what the next turn changes to. */
+  requestedMode: PermissionMode | undefined;
+  requestedModel: string | undefined;
   /** An open-input job was told that no further user message comes (`closeInput`). */
   inputClosed = false;
   /** An open-input job's latest answered message and its result, for the snapshot. */
@@ -244,6 +252,23 @@ export class SessionControl {
       if (!entry || entry.answer !== undefined)
         return this.notice(`hookCallbackAnswer: no hook callback ${parsed.value.id} is waiting for an answer; ignored`);
       entry.answer = parsed.value;
+    });
+    setHandler(setPermissionModeSignal, (...args: unknown[]) => {
+      const parsed = parsePayload(
+        'setPermissionMode',
+        permissionModePayload,
+        args,
+        `one of ${PERMISSION_MODES.join(', ')}`,
+      );
+      if (!parsed.ok) return this.notice(parsed.notice);
+      this.requestedMode = parsed.value;
+      this.notice(`permission mode ${parsed.value} requested: it applies from the next turn`);
+    });
+    setHandler(setModelSignal, (...args: unknown[]) => {
+      const parsed = parsePayload('setModel', modelNamePayload, args, 'a model name, e.g. "claude-sonnet-4-5"');
+      if (!parsed.ok) return this.notice(parsed.notice);
+      this.requestedModel = parsed.value;
+      this.notice(`model ${parsed.value} requested: it applies from the next turn`);
     });
     setHandler(closeInputSignal, (...args: unknown[]) => {
       if (args.length > 0 && args.some((arg) => arg !== null && arg !== undefined)) {

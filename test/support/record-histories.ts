@@ -17,6 +17,8 @@ import {
   closeInputSignal,
   hookCallbackAnswerSignal,
   setMaxTurnsSignal,
+  setModelSignal,
+  setPermissionModeSignal,
   snapshotQuery,
   userMessageSignal,
   wakeSignal,
@@ -645,6 +647,20 @@ const scenarios: Scenario[] = [
         }
         await handle.signal(hookCallbackAnswerSignal, { id: pending, ...answer });
       }
+    },
+  },
+  {
+    // setPermissionMode and setModel (the Agent SDK's set_permission_mode and set_model) while
+    // the first turn runs: the second turn runs in plan mode on the new model.
+    name: 'set-mode-and-model',
+    input: { permissions: { mode: 'default' } },
+    session: {
+      slowTurns: { 0: 200 },
+      replies: [{ content: [text('Looking.'), read('sm1')] }, { content: [text('Done.')] }],
+    },
+    drive: async (handle) => {
+      await handle.signal(setPermissionModeSignal, 'plan');
+      await handle.signal(setModelSignal, 'claude-haiku-5-5');
     },
   },
 ];

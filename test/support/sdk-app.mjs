@@ -2,7 +2,8 @@
 // one argument (JSON) gives and prints every message it receives as a JSON line. `canUseTool`
 // answers 'allow' or 'deny' as `answer` says, and each question is printed as {"canUseTool": ...}.
 // With `messages` instead of `prompt`, the prompt is streaming input: each message is sent once
-// the one before has its result, and the input ends after the last.
+// the one before has its result, and the input ends after the last; `afterFirst` changes the
+// permission mode and the model before the second.
 const config = JSON.parse(process.argv[2]);
 const { query } = await import(config.sdk);
 const options = {
@@ -46,14 +47,19 @@ const options = {
 };
 let results = 0;
 let resultCame = () => {};
+let q;
 async function* streamed() {
   for (const [i, text] of config.messages.entries()) {
     while (results < i) await new Promise((resolve) => (resultCame = resolve));
+    // `afterFirst`: what the app changes between its first and second message.
+    if (i === 1 && config.afterFirst?.permissionMode) await q.setPermissionMode(config.afterFirst.permissionMode);
+    if (i === 1 && config.afterFirst?.model) await q.setModel(config.afterFirst.model);
     yield { type: 'user', message: { role: 'user', content: text }, parent_tool_use_id: null, session_id: '' };
   }
 }
 try {
-  for await (const message of query({ prompt: config.messages ? streamed() : config.prompt, options })) {
+  q = query({ prompt: config.messages ? streamed() : config.prompt, options });
+  for await (const message of q) {
     console.log(JSON.stringify(message));
     if (message.type === 'result') {
       results++;
