@@ -44,6 +44,8 @@ const targets: Array<[string, () => string]> = [
 describe.each(targets)('the Agent SDK drives %s', (target, reference) => {
   const dir = tempDir('agent-sdk');
   const home = tempDir('agent-sdk-home');
+  // The reference binary's home, where it keeps its sessions for `resume`.
+  const ccHome = tempDir('agent-sdk-cc-home');
   let server: DevServer;
   let worker: WorkerProcess | undefined;
   const models: ScriptedModelServer[] = [];
@@ -86,9 +88,7 @@ describe.each(targets)('the Agent SDK drives %s', (target, reference) => {
       ANTHROPIC_API_KEY: 'test-key',
       ANTHROPIC_BASE_URL: model.url,
       // For the reference binary: a home of its own, and no calls but the model's.
-      ...(target === 'durable-agent'
-        ? {}
-        : { HOME: tempDir('agent-sdk-cc-home'), CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' }),
+      ...(target === 'durable-agent' ? {} : { HOME: ccHome, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' }),
     };
     delete env.ANTHROPIC_MODEL;
     const child = spawn(
@@ -186,6 +186,33 @@ describe.each(targets)('the Agent SDK drives %s', (target, reference) => {
     expect(models.length).toBeGreaterThanOrEqual(3);
     expect(new Set(models.slice(1))).toEqual(new Set(['claude-haiku-5-5']));
   }, 180_000);
+
+  test('resume of a session that ended goes on with its conversation', async () => {
+    const llm = await model([say('Noted.'), say('It was apricot.')]);
+    const cwd = makeWorkspace({ 'README.md': 'hello\n' });
+    const first = await app(llm, { prompt: 'Remember the word apricot.', cwd });
+    const ended = first.at(-1)!;
+    expect(ended).toMatchObject({ type: 'result', subtype: 'success', result: 'Noted.' });
+    const lines = await app(llm, { prompt: 'What was the word?', cwd, resume: ended.session_id });
+    expect(lines.at(-1)).toMatchObject({ type: 'result', subtype: 'success', result: 'It was apricot.' });
+    // The whole conversation went to the model; durable-agent continues it as a new job (a new
+    // session_id, as `run --resume` does), where Claude Code keeps the id.
+    const sent = JSON.stringify(llm.requests[1]!.body);
+    for (const part of ['Remember the word apricot.', 'Noted.', 'What was the word?']) expect(sent).toContain(part);
+    expect(lines.at(-1)!.session_id).toBe(lines.find((line) => line.subtype === 'init')!.session_id);
+  }, 180_000);
+
+  if (target === 'durable-agent')
+    test('resume of a job this server does not know is an error result that says so; nothing starts', async () => {
+      const llm = await model([say('never sent')]);
+      const cwd = makeWorkspace({ 'README.md': 'hello\n' });
+      const lines = await app(llm, { prompt: 'Go on.', cwd, resume: 'no-such-job' });
+      // The SDK throws the error result at the app.
+      expect(lines.at(-1)!.error).toContain(
+        'no job no-such-job to resume on this server: start a new query without resume',
+      );
+      expect(llm.requests).toHaveLength(0);
+    }, 180_000);
 
   test('a PreToolUse hook callback that blocks: the call is not made, and the model hears the reason', async () => {
     const llm = await model([write('toolu_h', 'blocked.txt', 'x\n'), say('The hook stopped me.')]);

@@ -19,7 +19,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import readline from 'node:readline';
-import type { PendingApproval } from '../shared/session';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { InvalidArgumentError } from 'commander';
+import type { PendingApproval, SessionInput } from '../shared/session';
 import { TOOL_DEFINITIONS } from '../shared/tools';
 import { RUN_HOOK_EVENTS } from '../shared/hooks';
 import { isPermissionMode, PERMISSION_MODES } from '../shared/permissions';
@@ -45,6 +47,7 @@ import { stdoutOutput } from './render';
 import { buildSessionInput, parseBudgetUsd, parsePositiveInt } from './session-options';
 import type { RunFlags } from './session-options';
 import { openContentStore } from './store-config';
+import { withResume } from './resume';
 
 /** The flags the SDK passes, as `--name value` or `--name=value`; true for a flag without a value. */
 const VALUE_FLAGS = new Set([
@@ -306,26 +309,53 @@ export async function runSdkBridge(
     ...(appHooks ? { appHooks } : {}),
   };
   startModel = input.model;
-  const jobId = flags.values.get('resume') ?? newJobId();
+  const resumeId = flags.values.get('resume');
+  const sessionError = (jobId: string, error: string) => {
+    write({
+      type: 'result',
+      subtype: 'error_during_execution',
+      is_error: true,
+      errors: [error],
+      session_id: jobId,
+      uuid: randomUUID(),
+    });
+    lines.close();
+    return 1;
+  };
   return connect(async (client) => {
-    const outcome = await startOrAttach(client, jobId, input);
-    const handle = outcome.handle;
-    if (outcome.kind === 'finished') {
-      // Claude Code would go on with the ended session; a job that ended stays ended here.
-      write({
-        type: 'result',
-        subtype: 'error_during_execution',
-        is_error: true,
-        errors: [
-          `job ${jobId} has ended (${outcome.status}): resuming an ended job from the Agent SDK is not supported yet; ` +
-            'start a new query, or continue it with `durable-agent run --resume`',
-        ],
-        session_id: jobId,
-        uuid: randomUUID(),
-      });
-      lines.close();
-      return 1;
+    let jobId = resumeId ?? newJobId();
+    let jobInput: SessionInput = input;
+    if (resumeId !== undefined) {
+      const status = await client.workflow
+        .getHandle(resumeId)
+        .describe()
+        .then((description) => description.status.name)
+        .catch((error: unknown) => {
+          if (error instanceof WorkflowNotFoundError) return undefined;
+          throw error;
+        });
+      if (status === undefined)
+        return sessionError(resumeId, `no job ${resumeId} to resume on this server: start a new query without resume`);
+      if (status !== 'RUNNING') {
+        // An ended job stays ended: a new job continues its conversation, as `run --resume` does,
+        // and its id is the session_id from here on.
+        try {
+          jobInput = await withResume(input, { resume: resumeId }, { cwd: false }, process.env, (line) =>
+            process.stderr.write(`${line}\n`),
+          );
+        } catch (error) {
+          if (!(error instanceof InvalidArgumentError)) throw error;
+          return sessionError(resumeId, error.message);
+        }
+        jobId = newJobId();
+      }
     }
+    startModel = jobInput.model;
+    const outcome = await startOrAttach(client, jobId, jobInput);
+    const handle = outcome.handle;
+    // Only a job that ended between the look above and the start gets here.
+    if (outcome.kind === 'finished')
+      return sessionError(jobId, `job ${jobId} ended (${outcome.status}) as it was resumed: resume it again`);
     // Resumed while it runs (the process the SDK started before died, say): the job goes on, and
     // the new message is queued into it, as `send` does; the answers it gave before are not told again.
     let answeredSoFar = 0;
@@ -352,10 +382,10 @@ export async function runSdkBridge(
     );
     printer.init({
       jobId,
-      cwd: input.workspace,
-      model: input.model,
-      tools: input.tools ?? TOOL_DEFINITIONS.map((tool) => tool.name),
-      permissionMode: input.permissions?.mode ?? 'default',
+      cwd: jobInput.workspace,
+      model: jobInput.model,
+      tools: jobInput.tools ?? TOOL_DEFINITIONS.map((tool) => tool.name),
+      permissionMode: jobInput.permissions?.mode ?? 'default',
     });
     const progress = flags.verbose
       ? { write: (text: string) => process.stderr.write(`${text}\n`) }
