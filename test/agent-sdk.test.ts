@@ -214,6 +214,25 @@ describe.each(targets)('the Agent SDK drives %s', (target, reference) => {
       expect(llm.requests).toHaveLength(0);
     }, 180_000);
 
+  test('canUseTool sees a large Write whole; echoed back as updatedInput, it is written whole', async () => {
+    const big = `${'x'.repeat(79)}\n`.repeat(300); // 24,000 characters: stored by reference in the job
+    const llm = await model([write('toolu_big', 'big.txt', big), say('Big written.')]);
+    const cwd = makeWorkspace({ 'README.md': 'hello\n' });
+    const lines = await app(llm, { prompt: 'Write big.txt', cwd, permissionMode: 'default', answer: 'allow' });
+    expect(lines.find((line) => line.largeInput)).toMatchObject({ largeInput: 'Write' });
+    expect(lines.find((line) => line.largeInput)!.chars).toBeGreaterThan(big.length);
+    expect(lines.at(-1)).toMatchObject({ type: 'result', subtype: 'success', result: 'Big written.' });
+    expect(fs.readFileSync(path.join(cwd, 'big.txt'), 'utf8')).toBe(big);
+  }, 180_000);
+
+  test('canUseTool that allows with a changed updatedInput: the changed input is what runs', async () => {
+    const llm = await model([write('toolu_chg', 'changed.txt', 'as the model wrote it\n'), say('Written.')]);
+    const cwd = makeWorkspace({ 'README.md': 'hello\n' });
+    const lines = await app(llm, { prompt: 'Write changed.txt', cwd, permissionMode: 'default', answer: 'change' });
+    expect(lines.at(-1)).toMatchObject({ type: 'result', subtype: 'success', result: 'Written.' });
+    expect(fs.readFileSync(path.join(cwd, 'changed.txt'), 'utf8')).toBe('changed by the app\n');
+  }, 180_000);
+
   test('a PreToolUse hook callback that blocks: the call is not made, and the model hears the reason', async () => {
     const llm = await model([write('toolu_h', 'blocked.txt', 'x\n'), say('The hook stopped me.')]);
     const cwd = makeWorkspace({ 'README.md': 'hello\n' });

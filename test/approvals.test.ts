@@ -114,6 +114,44 @@ describe('permissions and durable approvals', () => {
     expect(run.terminal.denials.map((d) => d.toolUseId)).toEqual(['e1', 'e2']);
   });
 
+  test('an approval with updatedInput runs the changed input; one a deny rule matches is denied', async () => {
+    const run = await withJob(
+      twoEdits,
+      { permissions: { mode: 'default', deny: ['Edit(./secret.txt)'] } },
+      { 'app.txt': 'one two\n', 'secret.txt': 'two\n' },
+      async ({ jobId }) => {
+        const handle = env.client.workflow.getHandle(jobId);
+        const first = await waitFor(() => pendingOf(jobId), 30_000, 'the first approval request');
+        // The whole input is there for a program to answer, not only the clipped preview.
+        expect(first.pendingApprovals[0]!.toolInput).toEqual({
+          file_path: 'app.txt',
+          old_string: 'one',
+          new_string: 'uno',
+        });
+        await handle.signal(approvalSignal, {
+          toolUseId: 'e1',
+          decision: 'allow',
+          updatedInput: { file_path: 'app.txt', old_string: 'one', new_string: 'eins' },
+        });
+        await waitFor(
+          async () => ((await pendingOf(jobId))?.pendingApprovals[0]?.toolUseId === 'e2' ? true : undefined),
+          30_000,
+          'e2',
+        );
+        await handle.signal(approvalSignal, {
+          toolUseId: 'e2',
+          decision: 'allow',
+          updatedInput: { file_path: 'secret.txt', old_string: 'two', new_string: 'leaked' },
+        });
+      },
+    );
+    expect(run.terminal.reason).toBe('completed');
+    expect(fs.readFileSync(path.join(run.workspace, 'app.txt'), 'utf8')).toBe('eins two\n');
+    expect(fs.readFileSync(path.join(run.workspace, 'secret.txt'), 'utf8')).toBe('two\n');
+    expect(toolResultFor(run.server, 'e2')).toContain('The input the approver changed it to is denied');
+    expect(run.terminal.denials.map((d) => d.toolUseId)).toEqual(['e2']);
+  });
+
   test('an unanswered approval takes the configured default when its timeout passes', async () => {
     const run = await withJob(
       { ...twoEdits, replies: [twoEdits.replies[0]!, twoEdits.replies[1]!, { content: [text('Gave up.')] }] },

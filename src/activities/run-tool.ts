@@ -8,7 +8,7 @@ import { jobSandboxOrDefault } from '../shared/sandbox';
 import { classifyToolUse } from '../shared/tool-definition';
 import type { ToolOutcome } from '../shared/tool-definition';
 import { getToolDefinition } from '../shared/tools';
-import { isInputFieldRef, isStoredInputField } from '../shared/tool-input-refs';
+import { withInputRefsResolved } from '../shared/tool-input-refs';
 import type { SandboxEngine } from './sandbox/engine';
 import type { ContentStore } from './store/content-store';
 import { GroupRegistry } from './store/group-registry';
@@ -432,29 +432,4 @@ async function afterInterruption(
       `The ${name} call was interrupted by a worker failure ${started} and may have partly run. ` +
       'It was not run again automatically: check its effects before retrying it.',
   };
-}
-
-/**
- * The tool input as the model wrote it: fields the model call stored by reference put back. Only
- * what the model call stored for this very call and field is taken: an object the model itself
- * wrote in that shape (naming some other content in the shared store) stays as it is, and the
- * tool's own input check refuses it.
- */
-export async function withInputRefsResolved(
-  store: ContentStore,
-  toolInput: unknown,
-  toolUseId: string,
-): Promise<unknown> {
-  if (typeof toolInput !== 'object' || toolInput === null || Array.isArray(toolInput)) return toolInput;
-  const entries = Object.entries(toolInput);
-  if (!entries.some(([, value]) => isInputFieldRef(value))) return toolInput;
-  const resolved: Record<string, unknown> = {};
-  for (const [key, value] of entries) {
-    resolved[key] = value;
-    if (!isInputFieldRef(value)) continue;
-    const stored = await store.get<unknown>(value.$contentRef).catch(() => undefined);
-    if (isStoredInputField(stored) && stored.toolUseId === toolUseId && stored.field === key)
-      resolved[key] = stored.value;
-  }
-  return resolved;
 }

@@ -66,7 +66,9 @@ export type ApprovalChoice = 'allow' | 'always' | 'deny' | 'skip';
 export type Approver = (
   pending: PendingApproval,
   signal: AbortSignal,
-) => Promise<ApprovalChoice | { decision: 'deny'; reason: string }>;
+) => Promise<
+  ApprovalChoice | { decision: 'deny'; reason: string } | { decision: 'allow'; updatedInput: Record<string, unknown> }
+>;
 
 export interface FollowOptions {
   /** How often to look (default 250 ms). */
@@ -298,7 +300,13 @@ function ask(
         toolUseId: pending.toolUseId,
         decision: choice === 'deny' ? 'deny' : 'allow',
         always: choice === 'always',
-        ...(choice === 'deny' ? { reason: typeof answer === 'string' ? 'denied at the terminal' : answer.reason } : {}),
+        ...(typeof answer !== 'string' && answer.decision === 'allow' ? { updatedInput: answer.updatedInput } : {}),
+        ...(choice === 'deny'
+          ? {
+              reason:
+                typeof answer !== 'string' && answer.decision === 'deny' ? answer.reason : 'denied at the terminal',
+            }
+          : {}),
       });
     })
     .catch(() => undefined)

@@ -48,6 +48,7 @@ import { buildSessionInput, parseBudgetUsd, parsePositiveInt } from './session-o
 import type { RunFlags } from './session-options';
 import { openContentStore } from './store-config';
 import { withResume } from './resume';
+import { isInputFieldRef, withInputRefsResolved } from '../shared/tool-input-refs';
 
 /** The flags the SDK passes, as `--name value` or `--name=value`; true for a flag without a value. */
 const VALUE_FLAGS = new Set([
@@ -571,33 +572,68 @@ async function answerControl(
   return refuse(`durable-agent does not support the control request '${subtype}' yet`);
 }
 
+/**
+ * The input a call's approval shows a program: the whole of it, its large fields read from the
+ * content store; the clipped preview only for jobs from before the whole input was kept.
+ */
+async function wholeInput(
+  pending: PendingApproval,
+  store: () => Promise<{ get<T>(ref: string): Promise<T> }>,
+): Promise<{ input: unknown; whole: boolean }> {
+  if (pending.toolInput !== undefined) {
+    const resolved = await store()
+      .then((opened) => withInputRefsResolved(opened, pending.toolInput, pending.toolUseId))
+      .catch(() => undefined);
+    if (resolved !== undefined) return { input: resolved, whole: true };
+  }
+  try {
+    return { input: JSON.parse(pending.input) as unknown, whole: !pending.input.endsWith('…') };
+  } catch {
+    return { input: { truncated_input: pending.input }, whole: false };
+  }
+}
+
+/**
+ * What the app's `updatedInput` asks to run, as the job takes it: fields it left as they were keep
+ * their store reference, so a large Write travels by reference still. Undefined when nothing changed.
+ */
+export function changedInput(updated: unknown, shown: unknown, original: unknown): Record<string, unknown> | undefined {
+  if (typeof updated !== 'object' || updated === null || Array.isArray(updated)) return undefined;
+  if (JSON.stringify(updated) === JSON.stringify(shown)) return undefined;
+  const before = (typeof original === 'object' && original !== null ? original : {}) as Record<string, unknown>;
+  const seen = (typeof shown === 'object' && shown !== null ? shown : {}) as Record<string, unknown>;
+  const result: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(updated)) {
+    result[key] = isInputFieldRef(before[key]) && value === seen[key] ? before[key] : value;
+  }
+  return result;
+}
+
 /** An approver that asks the SDK app (its `canUseTool`) over the control channel. */
 function canUseTool(
   write: (message: Record<string, unknown>) => void,
   answers: Map<string, (response: ControlResponse['response']) => void>,
 ): Approver {
-  return (pending: PendingApproval, signal: AbortSignal) =>
-    new Promise<Awaited<ReturnType<Approver>>>((resolve) => {
+  const store = lazyStore();
+  return async (pending: PendingApproval, signal: AbortSignal) => {
+    const { input, whole } = await wholeInput(pending, store);
+    // Answered elsewhere, or the job ended, while the input was read.
+    if (signal.aborted) return 'skip';
+    return new Promise<Awaited<ReturnType<Approver>>>((resolve) => {
       const requestId = randomUUID();
-      let input: unknown;
-      try {
-        input = JSON.parse(pending.input) as unknown;
-      } catch {
-        input = { truncated_input: pending.input };
-      }
       answers.set(requestId, (response) => {
         if (response.subtype !== 'success') return resolve('skip');
         const answer = response.response as { behavior?: string; message?: string; updatedInput?: unknown } | undefined;
         if (answer?.behavior !== 'allow')
           return resolve({ decision: 'deny', reason: answer?.message || 'denied by the app (canUseTool)' });
-        // The job runs the call as the model made it: a changed input cannot be honoured yet, so
-        // the call is refused rather than run with what the app did not allow.
-        if (answer.updatedInput !== undefined && JSON.stringify(answer.updatedInput) !== JSON.stringify(input))
+        // Allowed as the app changed it: that input runs (and the job checks its deny rules again).
+        const updated = changedInput(answer.updatedInput, input, pending.toolInput);
+        if (updated && !whole)
           return resolve({
             decision: 'deny',
-            reason: 'the app allowed this call only with a changed input, which durable-agent cannot apply yet',
+            reason: 'the app changed an input it was shown only in part, so the change cannot be applied',
           });
-        resolve('allow');
+        resolve(updated ? { decision: 'allow', updatedInput: updated } : 'allow');
       });
       signal.addEventListener('abort', () => {
         answers.delete(requestId);
@@ -617,4 +653,11 @@ function canUseTool(
         },
       });
     });
+  };
+}
+
+/** The content store, opened once when first needed. */
+function lazyStore(): () => Promise<{ get<T>(ref: string): Promise<T> }> {
+  let opened: ReturnType<typeof openContentStore> | undefined;
+  return () => (opened ??= openContentStore(process.env));
 }

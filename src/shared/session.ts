@@ -372,6 +372,11 @@ export interface PendingApproval {
   toolName: string;
   /** The call's input as JSON, clipped. */
   input: string;
+  /**
+   * The whole input, its fields over 16,384 characters by reference (`InputFieldRef`), for a
+   * program that answers (the Agent SDK's `canUseTool` gets it whole). Absent in older jobs.
+   */
+  toolInput?: unknown;
   /** Why it needs approval (the rule or mode). */
   reason: string;
   /** The allow rule `approve --always` would add. */
@@ -393,6 +398,11 @@ export interface ApprovalAnswer {
   /** With `allow`: add the suggested rule for the rest of the job. */
   always?: boolean;
   reason?: string;
+  /**
+   * With `allow`: run the call with this input instead of the model's (the Agent SDK's
+   * `canUseTool` answering `updatedInput`). Deny rules are checked again against it.
+   */
+  updatedInput?: Record<string, unknown>;
 }
 
 /** The hooks as `status` shows them. */

@@ -85,6 +85,7 @@ export const approvalPayload: z.ZodType<ApprovalAnswer> = lazySchema(() =>
     decision: z.enum(['allow', 'deny']),
     always: z.boolean().optional(),
     reason: builtSchema(reason).optional(),
+    updatedInput: z.record(z.string(), z.unknown()).optional(),
   }),
 );
 

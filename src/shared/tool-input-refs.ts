@@ -66,3 +66,28 @@ export function isStoredInputField(value: unknown): value is StoredInputField {
     typeof v.value === 'string'
   );
 }
+
+/**
+ * The tool input as the model wrote it: fields the model call stored by reference put back. Only
+ * what the model call stored for this very call and field is taken: an object the model itself
+ * wrote in that shape (naming some other content in the shared store) stays as it is, and the
+ * tool's own input check refuses it.
+ */
+export async function withInputRefsResolved(
+  store: { get<T>(ref: string): Promise<T> },
+  toolInput: unknown,
+  toolUseId: string,
+): Promise<unknown> {
+  if (typeof toolInput !== 'object' || toolInput === null || Array.isArray(toolInput)) return toolInput;
+  const entries = Object.entries(toolInput);
+  if (!entries.some(([, value]) => isInputFieldRef(value))) return toolInput;
+  const resolved: Record<string, unknown> = {};
+  for (const [key, value] of entries) {
+    resolved[key] = value;
+    if (!isInputFieldRef(value)) continue;
+    const stored = await store.get<unknown>(value.$contentRef).catch(() => undefined);
+    if (isStoredInputField(stored) && stored.toolUseId === toolUseId && stored.field === key)
+      resolved[key] = stored.value;
+  }
+  return resolved;
+}

@@ -173,7 +173,27 @@ export async function gateAndRun(toolUse: ToolUseBlock, ctx: GateContext): Promi
     if (decision.behavior === 'allow' && pre?.outcome === 'ask') {
       decision = { behavior: 'ask', reason: `PreToolUse hook: ${pre.reason ?? 'asks for approval'}` };
     }
-    if (decision.behavior === 'ask') decision = await askPerson(toolUse, decision.reason, ctx);
+    if (decision.behavior === 'ask') {
+      const answer = await askPerson(toolUse, decision.reason, ctx);
+      decision = answer;
+      // Allowed with a changed input: that input is what runs, and no deny rule may match it.
+      if (answer.behavior === 'allow' && answer.updatedInput) {
+        const changed = { ...toolUse, input: answer.updatedInput };
+        const again = decidePermission(changed.name, changed.input, permissions);
+        decision =
+          again.behavior === 'deny'
+            ? { behavior: 'deny', reason: `The input the approver changed it to is denied: ${again.reason}` }
+            : answer;
+        if (again.behavior !== 'deny') {
+          ctx.control.record({
+            turn: ctx.control.turnCount(),
+            kind: 'notice',
+            text: `approved with a changed input: ${changed.name} ${clipInput(changed.input)}`,
+          });
+          toolUse = changed;
+        }
+      }
+    }
     if (decision.behavior === 'deny') {
       ctx.effects.denials.push({
         toolUseId: toolUse.id,
@@ -270,7 +290,7 @@ function noteHookResult(ctx: GateContext, event: string, toolUse: ToolUseBlock, 
   if (result.preventContinuation) ctx.effects.stopRequested ??= `${about}: ${result.preventContinuation.stopReason}`;
 }
 
-type Answer = { behavior: 'allow' | 'deny'; reason: string };
+type Answer = { behavior: 'allow' | 'deny'; reason: string; updatedInput?: Record<string, unknown> };
 
 /** Park the call until `approve`/`deny` answers it, the optional timeout passes, or the job is aborted. */
 async function askPerson(toolUse: ToolUseBlock, reason: string, ctx: GateContext): Promise<Answer> {
@@ -282,6 +302,7 @@ async function askPerson(toolUse: ToolUseBlock, reason: string, ctx: GateContext
       toolUseId: toolUse.id,
       toolName: toolUse.name,
       input: input.length > INPUT_PREVIEW_CHARS ? `${input.slice(0, INPUT_PREVIEW_CHARS)}…` : input,
+      toolInput: toolUse.input,
       reason,
       suggestedRule,
       // Workflow code's Date is Temporal's deterministic workflow time.
@@ -316,7 +337,11 @@ async function askPerson(toolUse: ToolUseBlock, reason: string, ctx: GateContext
         kind: 'notice',
         text: `approved: ${toolUse.name}${answer.always ? ` (rule ${suggestedRule} added)` : ''}`,
       });
-      return { behavior: 'allow', reason: 'approved' };
+      return {
+        behavior: 'allow',
+        reason: 'approved',
+        ...(answer.updatedInput ? { updatedInput: answer.updatedInput } : {}),
+      };
     }
     control.record({ turn: control.turnCount(), kind: 'notice', text: `denied: ${toolUse.name}` });
     return { behavior: 'deny', reason: `Denied by the user${answer.reason ? `: ${answer.reason}` : '.'}` };
@@ -325,6 +350,11 @@ async function askPerson(toolUse: ToolUseBlock, reason: string, ctx: GateContext
     if (control.approvals.size === 0) publishWaiting(false);
     if (control.phase === 'waiting_for_approval' && control.approvals.size === 0) control.phase = phaseBefore;
   }
+}
+
+function clipInput(input: unknown): string {
+  const text = JSON.stringify(input) ?? 'null';
+  return text.length > INPUT_PREVIEW_CHARS ? `${text.slice(0, INPUT_PREVIEW_CHARS)}…` : text;
 }
 
 /** A Bash call with `run_in_background: true` (or "true"). */

@@ -1,6 +1,6 @@
 // An app built on the Claude Agent SDK, as a user writes one: it runs query() with the options its
 // one argument (JSON) gives and prints every message it receives as a JSON line. `canUseTool`
-// answers 'allow' or 'deny' as `answer` says, and each question is printed as {"canUseTool": ...}.
+// answers 'allow', 'deny' or 'change' (allow with other content) as `answer` says, and each question is printed as {"canUseTool": ...}.
 // With `messages` instead of `prompt`, the prompt is streaming input: each message is sent once
 // the one before has its result, and the input ends after the last; `afterFirst` changes the
 // permission mode and the model before the second.
@@ -37,7 +37,14 @@ const options = {
   ...(config.answer
     ? {
         canUseTool: async (toolName, input) => {
-          console.log(JSON.stringify({ canUseTool: toolName, input }));
+          console.log(
+            JSON.stringify({ canUseTool: toolName, input: JSON.stringify(input).length > 2_000 ? '(large)' : input }),
+          );
+          // The input it got printed in full would flood the output: its size stands in for it.
+          if (JSON.stringify(input).length > 2_000)
+            console.log(JSON.stringify({ largeInput: toolName, chars: JSON.stringify(input).length }));
+          if (config.answer === 'change')
+            return { behavior: 'allow', updatedInput: { ...input, content: 'changed by the app\n' } };
           return config.answer === 'allow'
             ? { behavior: 'allow', updatedInput: input }
             : { behavior: 'deny', message: 'Not in this repository.' };

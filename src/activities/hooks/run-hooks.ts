@@ -1,4 +1,4 @@
-import { withInputRefsResolved } from '../run-tool';
+import { withInputRefsResolved } from '../../shared/tool-input-refs';
 import { Context } from '@temporalio/activity';
 import {
   combineHookOutcomes,
