@@ -233,6 +233,31 @@ describe.each(targets)('the Agent SDK drives %s', (target, reference) => {
     expect(fs.readFileSync(path.join(cwd, 'changed.txt'), 'utf8')).toBe('changed by the app\n');
   }, 180_000);
 
+  test('interrupt stops the running command; the app gets a result and nothing of the command runs on', async () => {
+    const llm = await model([
+      {
+        content: [
+          { type: 'tool_use', id: 'toolu_i', name: 'Bash', input: { command: 'sleep 6; echo late > after.txt' } },
+        ],
+      },
+      say('never sent'),
+    ]);
+    const cwd = makeWorkspace({ 'README.md': 'hello\n' });
+    const lines = await app(llm, {
+      prompt: 'Run it',
+      cwd,
+      permissionMode: 'acceptEdits',
+      answer: 'allow',
+      interruptOnTool: true,
+    });
+    expect(lines.some((line) => line.interruptError)).toBe(false);
+    expect(lines.filter((line) => line.type === 'result')).toHaveLength(1);
+    // Past the command's own end: it was stopped, not left to finish.
+    await new Promise((resolve) => setTimeout(resolve, 7_000));
+    expect(fs.existsSync(path.join(cwd, 'after.txt'))).toBe(false);
+    expect(llm.requests).toHaveLength(1);
+  }, 180_000);
+
   test('a PreToolUse hook callback that blocks: the call is not made, and the model hears the reason', async () => {
     const llm = await model([write('toolu_h', 'blocked.txt', 'x\n'), say('The hook stopped me.')]);
     const cwd = makeWorkspace({ 'README.md': 'hello\n' });

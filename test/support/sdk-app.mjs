@@ -68,6 +68,16 @@ try {
   q = query({ prompt: config.messages ? streamed() : config.prompt, options });
   for await (const message of q) {
     console.log(JSON.stringify(message));
+    // `interruptOnTool`: interrupt the query a moment after the model asked for a tool.
+    if (
+      config.interruptOnTool &&
+      message.type === 'assistant' &&
+      message.message.content.some((b) => b.type === 'tool_use')
+    )
+      setTimeout(
+        () => void q.interrupt().catch((error) => console.log(JSON.stringify({ interruptError: String(error) }))),
+        1_500,
+      );
     if (message.type === 'result') {
       results++;
       resultCame();
