@@ -148,7 +148,7 @@ describe('permissions and durable approvals', () => {
     expect(run.terminal.reason).toBe('completed');
     expect(fs.readFileSync(path.join(run.workspace, 'app.txt'), 'utf8')).toBe('eins two\n');
     expect(fs.readFileSync(path.join(run.workspace, 'secret.txt'), 'utf8')).toBe('two\n');
-    expect(toolResultFor(run.server, 'e2')).toContain('The input the approver changed it to is denied');
+    expect(toolResultFor(run.server, 'e2')).toContain('The input the approver changed it to is not allowed');
     expect(run.terminal.denials.map((d) => d.toolUseId)).toEqual(['e2']);
   });
 

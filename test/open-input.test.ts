@@ -4,7 +4,13 @@
  * with a turn limit per message; `closeInput` or the idle time end it, completed.
  */
 import type { ScriptedSession } from '../src/model-server';
-import { closeInputSignal, snapshotQuery, userMessageSignal } from '../src/workflows/definitions';
+import type { SessionSnapshot } from '../src/shared/session';
+import {
+  closeInputSignal,
+  setPermissionModeSignal,
+  snapshotQuery,
+  userMessageSignal,
+} from '../src/workflows/definitions';
 import { waitFor } from './support/harness';
 import { readCall, scriptedJobSuite, terminalOf, textReply } from './support/jobs';
 
@@ -65,6 +71,36 @@ describe('workflow: open input', () => {
         finalText: 'Only answer.',
         detail: 'no further message came within 2 s, so the job ended',
       });
+    });
+  });
+
+  test('setPermissionMode: only for jobs the SDK started, and never up to bypassPermissions unless allowed', async () => {
+    const session: ScriptedSession = {
+      slowTurns: { 0: 300 },
+      replies: [{ content: [readCall('r1', 'a.txt')] }, textReply('Read it.')],
+    };
+    const files = { 'a.txt': 'hello\n' };
+    const notices = async (handle: { query: (q: typeof snapshotQuery) => Promise<SessionSnapshot> }) =>
+      (await handle.query(snapshotQuery)).events.flatMap((event) => (event.kind === 'notice' ? [event.text] : []));
+    // A job a person started with `run`: an outside client may not change its mode at all.
+    await withJob('mode-plain', { session, files, input: { permissions: { mode: 'plan' } } }, async ({ handle }) => {
+      await handle.signal(setPermissionModeSignal, 'acceptEdits');
+      const terminal = await terminalOf(handle);
+      expect(terminal.permissions?.mode).toBe('plan');
+      expect(await notices(handle)).toContain(
+        'setPermissionMode acceptEdits refused: only jobs the Agent SDK started take it',
+      );
+    });
+    // An SDK job may change its mode (test/agent-sdk.test.ts), but not to bypassPermissions unless it
+    // was allowed at its start.
+    const input = { permissions: { mode: 'default' as const }, inputOpen: { idleMs: 1_000 } };
+    await withJob('mode-sdk', { session, files, input }, async ({ handle }) => {
+      await handle.signal(setPermissionModeSignal, 'bypassPermissions');
+      const terminal = await terminalOf(handle);
+      expect(terminal.permissions?.mode).toBe('default');
+      expect((await notices(handle)).join('\n')).toContain(
+        'setPermissionMode bypassPermissions refused: the job was not started with bypassPermissions allowed',
+      );
     });
   });
 });

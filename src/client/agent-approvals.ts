@@ -1,5 +1,5 @@
 import type { WorkflowClient } from '@temporalio/client';
-import type { PendingApproval, SessionSnapshot } from '../shared/session';
+import type { PendingApproval, PendingHookCallback, SessionSnapshot } from '../shared/session';
 import { snapshotQuery } from '../workflows/definitions';
 
 /** How long a running subagent's job is given to answer before its approvals are left out. */
@@ -15,7 +15,7 @@ export async function withAgentApprovals(client: WorkflowClient, snapshot: Sessi
   const agents = (snapshot.backgroundTasks ?? []).filter((task) => task.status === 'running' && task.agentJobId);
   if (agents.length === 0) return snapshot;
   const theirs = await Promise.all(
-    agents.map(async (task): Promise<PendingApproval[]> => {
+    agents.map(async (task): Promise<{ approvals: PendingApproval[]; callbacks: PendingHookCallback[] }> => {
       const jobId = task.agentJobId as string;
       const controller = new AbortController();
       const timer = setTimeout(() => controller.abort(), AGENT_QUERY_MS);
@@ -23,15 +23,24 @@ export async function withAgentApprovals(client: WorkflowClient, snapshot: Sessi
         const child = await client.withAbortSignal(controller.signal, () =>
           client.getHandle(jobId).query(snapshotQuery, Number.MAX_SAFE_INTEGER),
         );
-        return child.pendingApprovals.map((pending) => ({ ...pending, agent: { jobId, label: task.label } }));
+        return {
+          approvals: child.pendingApprovals.map((pending) => ({ ...pending, agent: { jobId, label: task.label } })),
+          // The Agent SDK app's hook callbacks a subagent waits on are asked as the parent's are.
+          callbacks: (child.hookCallbacks ?? []).map((pending) => ({ ...pending, jobId })),
+        };
       } catch {
-        return [];
+        return { approvals: [], callbacks: [] };
       } finally {
         clearTimeout(timer);
       }
     }),
   );
-  return { ...snapshot, pendingApprovals: [...snapshot.pendingApprovals, ...theirs.flat()] };
+  const callbacks = theirs.flatMap((agent) => agent.callbacks);
+  return {
+    ...snapshot,
+    pendingApprovals: [...snapshot.pendingApprovals, ...theirs.flatMap((agent) => agent.approvals)],
+    ...(callbacks.length > 0 ? { hookCallbacks: [...(snapshot.hookCallbacks ?? []), ...callbacks] } : {}),
+  };
 }
 
 /** Where an approval's answer goes: the agent's job for a subagent's call, else the job's own. */

@@ -186,8 +186,9 @@ export class LiveFollower {
       this.emit({ kind: 'approval_needed', turn: snapshot.turnCount, jobId: this.jobId, pending });
     }
     for (const pending of snapshot.hookCallbacks ?? []) {
-      if (this.announcedCallbacks.has(pending.id)) continue;
-      this.announcedCallbacks.add(pending.id);
+      const key = `${pending.jobId ?? ''}/${pending.id}`;
+      if (this.announcedCallbacks.has(key)) continue;
+      this.announcedCallbacks.add(key);
       this.emit({ kind: 'hook_callback', pending });
     }
     // After the answer's events, its result: once per message.

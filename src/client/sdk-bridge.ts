@@ -20,6 +20,7 @@
 import { randomUUID } from 'node:crypto';
 import readline from 'node:readline';
 import { WorkflowNotFoundError } from '@temporalio/client';
+import type { WorkflowClient } from '@temporalio/client';
 import { InvalidArgumentError } from 'commander';
 import type { PendingApproval, SessionInput } from '../shared/session';
 import { TOOL_DEFINITIONS } from '../shared/tools';
@@ -48,6 +49,7 @@ import { buildSessionInput, parseBudgetUsd, parsePositiveInt } from './session-o
 import type { RunFlags } from './session-options';
 import { openContentStore } from './store-config';
 import { withResume } from './resume';
+import { queuedMessage } from './send';
 import { isInputFieldRef, withInputRefsResolved } from '../shared/tool-input-refs';
 
 /** The flags the SDK passes, as `--name value` or `--name=value`; true for a flag without a value. */
@@ -69,7 +71,7 @@ const VALUE_FLAGS = new Set([
   'effort',
   'max-thinking-tokens',
 ]);
-const BARE_FLAGS = new Set(['verbose']);
+const BARE_FLAGS = new Set(['verbose', 'allow-dangerously-skip-permissions']);
 
 /** Whether `args` (after the program name) are the SDK's: no subcommand, stream-json in. */
 export function isSdkInvocation(args: readonly string[]): boolean {
@@ -83,19 +85,23 @@ export function isSdkInvocation(args: readonly string[]): boolean {
 export interface SdkFlags {
   values: Map<string, string>;
   verbose: boolean;
+  /** `--allow-dangerously-skip-permissions`: set_permission_mode may switch to bypassPermissions. */
+  allowBypass?: boolean;
 }
 
 /** The SDK's flags; an unknown one is an error naming it, as the SDK's own CLI gives. */
 export function parseSdkFlags(args: readonly string[]): SdkFlags {
   const values = new Map<string, string>();
   let verbose = false;
+  let allowBypass = false;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     if (!arg.startsWith('--')) throw new Error(`unexpected argument '${arg}': the prompt comes on stdin`);
     const eq = arg.indexOf('=');
     const name = arg.slice(2, eq < 0 ? undefined : eq);
     if (BARE_FLAGS.has(name)) {
-      verbose = true;
+      if (name === 'verbose') verbose = true;
+      else allowBypass = true;
       continue;
     }
     if (!VALUE_FLAGS.has(name))
@@ -108,7 +114,7 @@ export function parseSdkFlags(args: readonly string[]): SdkFlags {
     if (values.get(name) !== 'stream-json')
       throw new Error(`--${name} must be stream-json when durable-agent is driven by the Agent SDK`);
   }
-  return { values, verbose };
+  return { values, verbose, ...(allowBypass ? { allowBypass } : {}) };
 }
 
 /** The job's settings from the SDK's flags. */
@@ -160,10 +166,18 @@ class InputQueue {
   private answered = 0;
   private ended = false;
   private closed = false;
-  private job: { signal: (text: string) => Promise<void>; close: () => Promise<void> } | undefined;
+  /** Signals go out one after another: `closeInput` never overtakes the last message. */
+  private chain: Promise<void> = Promise.resolve();
+  private job: QueueTarget | undefined;
+
+  /**
+   * `refuse` answers a message that cannot go to the job with an error result of its own, so the
+   * app's count of results stays right.
+   */
+  constructor(private readonly refuse: (why: string) => void) {}
 
   /** The job runs (its first message, or `answeredSoFar + 1` for a job resumed mid-way, is in it). */
-  attach(job: { signal: (text: string) => Promise<void>; close: () => Promise<void> }, answeredSoFar: number): void {
+  attach(job: QueueTarget, answeredSoFar: number): void {
     this.job = job;
     this.answered = answeredSoFar;
     this.sent = answeredSoFar + 1;
@@ -171,6 +185,10 @@ class InputQueue {
   }
 
   push(text: string): void {
+    if (!text.trim()) {
+      this.refuse('durable-agent takes text messages: this one has no text, so it was not sent');
+      return;
+    }
     this.waiting.push(text);
     this.pump();
   }
@@ -201,13 +219,25 @@ class InputQueue {
     if (!job) return;
     if (this.waiting.length > 0 && this.answered >= this.sent) {
       this.sent++;
-      void job.signal(this.waiting.shift()!).catch(() => undefined);
+      const text = this.waiting.shift()!;
+      this.chain = this.chain.then(() =>
+        job.signal(text).catch((error: unknown) => {
+          // Not taken: that message gets its error result, and the next may go.
+          this.refuse(`the message could not be sent to the job: ${(error as Error).message ?? String(error)}`);
+          this.onAnswered(this.sent);
+        }),
+      );
     }
     if (this.ended && this.waiting.length === 0 && !this.closed) {
       this.closed = true;
-      void job.close().catch(() => undefined);
+      this.chain = this.chain.then(() => job.close().catch(() => undefined));
     }
   }
+}
+
+interface QueueTarget {
+  signal: (text: string) => Promise<void>;
+  close: () => Promise<void>;
 }
 
 interface ControlRequest {
@@ -247,7 +277,17 @@ export async function runSdkBridge(
   const write = (message: Record<string, unknown>) => out.write(JSON.stringify(message));
   const lines = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
   const answers = new Map<string, (response: ControlResponse['response']) => void>();
-  const queue = new InputQueue();
+  const queue = new InputQueue((why) =>
+    write({
+      type: 'result',
+      subtype: 'error_during_execution',
+      is_error: true,
+      errors: [why],
+      session_id: currentJobId,
+      uuid: randomUUID(),
+    }),
+  );
+  let currentJobId = '';
   let job: JobControl | undefined;
   // The app's hook callbacks, from `initialize` (which comes before the first message).
   let appHooks: HooksConfig | undefined;
@@ -271,7 +311,18 @@ export async function runSdkBridge(
         answers.get(message.response.request_id)?.(message.response);
         answers.delete(message.response.request_id);
       } else if (message.type === 'control_request') {
-        void answerControl(message, job, write, refuseSession, (hooks) => (appHooks = hooks), startModel);
+        // A request the job can no longer take (it ended meanwhile) gets an error, never silence.
+        answerControl(message, job, write, refuseSession, (hooks) => (appHooks = hooks), startModel).catch(
+          (error: unknown) =>
+            write({
+              type: 'control_response',
+              response: {
+                subtype: 'error',
+                request_id: message.request_id,
+                error: `${message.request.subtype}: ${(error as Error).message ?? String(error)}`,
+              },
+            }),
+        );
       } else if (message.type === 'user') {
         const text = textOf(message);
         if (!started) {
@@ -307,6 +358,7 @@ export async function runSdkBridge(
   const input = {
     ...buildSessionInput(prompt, runFlags, process.env, approver ? undefined : 'the Agent SDK'),
     inputOpen: { idleMs: SDK_INPUT_IDLE_MS },
+    ...(flags.allowBypass ? { allowBypassPermissions: true as const } : {}),
     ...(appHooks ? { appHooks } : {}),
   };
   startModel = input.model;
@@ -341,7 +393,8 @@ export async function runSdkBridge(
         // An ended job stays ended: a new job continues its conversation, as `run --resume` does,
         // and its id is the session_id from here on.
         try {
-          jobInput = await withResume(input, { resume: resumeId }, { cwd: false }, process.env, (line) =>
+          const model = runFlags.model !== undefined ? { model: runFlags.model } : {};
+          jobInput = await withResume(input, { resume: resumeId, ...model }, { cwd: false }, process.env, (line) =>
             process.stderr.write(`${line}\n`),
           );
         } catch (error) {
@@ -362,16 +415,18 @@ export async function runSdkBridge(
     let answeredSoFar = 0;
     if (outcome.kind === 'attached') {
       answeredSoFar = (await handle.query(snapshotQuery).catch(() => undefined))?.turnResult?.query ?? 0;
-      await handle.signal(userMessageSignal, prompt);
+      await handle.signal(userMessageSignal, await queuedMessage(prompt));
     }
     job = {
       abort: () => handle.signal(abortSignal, 'interrupted by the Agent SDK'),
       setPermissionMode: (mode) => handle.signal(setPermissionModeSignal, mode),
       setModel: (model) => handle.signal(setModelSignal, model),
     };
+    currentJobId = jobId;
     queue.attach(
       {
-        signal: (text) => handle.signal(userMessageSignal, text),
+        // A long message goes by store reference, as `send` sends it.
+        signal: async (text) => handle.signal(userMessageSignal, await queuedMessage(text)),
         close: () => handle.signal(closeInputSignal),
       },
       answeredSoFar,
@@ -394,10 +449,11 @@ export async function runSdkBridge(
     const { printJobResult } = await import('./cli');
     const askHook = hookCallbackAsker(
       jobId,
-      handle,
+      client.workflow,
       write,
       answers,
       storedToolResults(() => openContentStore(process.env)),
+      lazyStore(),
     );
     // Each answer's result goes out as it comes, and lets the next message in; the job's questions
     // to the app's hook callbacks are asked.
@@ -471,22 +527,34 @@ export function appHooksOf(registered: Record<string, unknown>): { hooks: HooksC
  */
 function hookCallbackAsker(
   jobId: string,
-  handle: { signal: (def: typeof hookCallbackAnswerSignal, answer: HookCallbackAnswer) => Promise<void> },
+  client: WorkflowClient,
   write: (message: Record<string, unknown>) => void,
   answers: Map<string, (response: ControlResponse['response']) => void>,
   lookup: (ref: string) => Promise<string | undefined>,
+  store: () => Promise<{ get<T>(ref: string): Promise<T> }>,
 ): (pending: PendingHookCallback) => void {
   const asked = new Set<string>();
   return (pending) => {
-    if (asked.has(pending.id)) return;
-    asked.add(pending.id);
+    const target = pending.jobId ?? jobId;
+    const key = `${target}/${pending.id}`;
+    if (asked.has(key)) return;
+    asked.add(key);
     void (async () => {
       const toolResponse = pending.toolResponseRef
         ? await lookup(pending.toolResponseRef).catch(() => undefined)
         : undefined;
+      // A large Write's content is in the store: the app's hook reads it whole, as a command hook does.
+      const toolUseId = pending.toolUseId;
+      const toolInput =
+        pending.input.tool_input !== undefined && toolUseId
+          ? await store()
+              .then((opened) => withInputRefsResolved(opened, pending.input.tool_input, toolUseId))
+              .catch(() => pending.input.tool_input)
+          : undefined;
       const input = {
         ...pending.input,
         session_id: jobId,
+        ...(toolInput !== undefined ? { tool_input: toolInput } : {}),
         ...(toolResponse !== undefined ? { tool_response: toolResponse } : {}),
       };
       const requestId = randomUUID();
@@ -496,6 +564,8 @@ function hookCallbackAsker(
           write({ type: 'control_cancel_request', request_id: requestId });
           resolve(undefined);
         }, pending.timeoutSec * 1000);
+        // The CLI ends with its job, whatever callback it still waits on.
+        timer.unref();
         answers.set(requestId, (answer) => {
           clearTimeout(timer);
           resolve(answer);
@@ -507,7 +577,7 @@ function hookCallbackAsker(
             subtype: 'hook_callback',
             callback_id: pending.callbackId,
             input,
-            ...(pending.toolUseId ? { tool_use_id: pending.toolUseId } : {}),
+            ...(toolUseId ? { tool_use_id: toolUseId } : {}),
           },
         });
       });
@@ -516,8 +586,16 @@ function hookCallbackAsker(
           ? { id: pending.id, timedOut: true }
           : response.subtype === 'success'
             ? { id: pending.id, output: response.response ?? {} }
-            : { id: pending.id, error: response.error || 'the hook callback failed' };
-      await handle.signal(hookCallbackAnswerSignal, answer).catch(() => undefined);
+            : { id: pending.id, error: (response.error || 'the hook callback failed').slice(0, 9_000) };
+      try {
+        await client.getHandle(target).signal(hookCallbackAnswerSignal, answer);
+      } catch (error) {
+        // Asked again by the next CLI that follows the job (a resume).
+        asked.delete(key);
+        process.stderr.write(
+          `durable-agent: the answer of hook callback ${pending.callbackId} could not reach job ${target}: ${(error as Error).message}\n`,
+        );
+      }
     })();
   };
 }

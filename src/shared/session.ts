@@ -117,6 +117,11 @@ export interface SessionInput {
    * `idleMs` without one.
    */
   inputOpen?: { idleMs: number };
+  /**
+   * `setPermissionMode` may switch this job to bypassPermissions (the SDK's
+   * `allowDangerouslySkipPermissions`); without it the signal may not.
+   */
+  allowBypassPermissions?: true;
   /** The Agent SDK app's hook callbacks (`HookCommand.callback`), by event, run beside the settings' hooks. */
   appHooks?: HooksConfig;
 }
@@ -236,6 +241,10 @@ export interface ResumeState {
   nextSeq: number;
   /** The agents counted so far (Claude Code's `subagent_stats`), when there were any. */
   subagentStats?: SubagentStats;
+  /** An open-input job was told no further message comes (`closeInput`). */
+  inputClosed?: true;
+  /** An open-input job's latest answered message, so a follower does not hear it twice. */
+  turnResult?: { query: number; terminal: Terminal };
 }
 
 /** One line of a job's progress, kept in workflow memory for `status` and the CLI's live view. */
@@ -364,6 +373,8 @@ export interface PendingHookCallback {
   toolResponseRef?: string;
   /** How long the app is given once asked. */
   timeoutSec: number;
+  /** Set by the client when a subagent's job waits on it: where the answer goes. */
+  jobId?: string;
 }
 
 /** A tool call waiting for a human decision. */

@@ -156,6 +156,17 @@ const AGENT_WITHOUT: ReadonlySet<string> = new Set([
   cronDeleteTool.name,
 ]);
 
+/**
+ * The permissions a subagent starts with: its parent's, in the mode the parent is in now when the
+ * Agent SDK changed it (`setPermissionMode`), so a subagent never keeps a mode its parent left.
+ */
+function childPermissions(session: Session): SessionInput['permissions'] {
+  const parent = session.input.permissions;
+  const now = session.permissions?.mode;
+  if (!parent || !session.input.inputOpen || now === undefined || now === (parent.mode ?? 'default')) return parent;
+  return { ...parent, mode: now };
+}
+
 function childInput(
   session: Session,
   state: State,
@@ -186,7 +197,9 @@ function childInput(
       .join('\n\n'),
     tools: definition?.tools ? own.filter((name) => definition.tools!.includes(name)) : own,
     ...(parent.timeouts ? { timeouts: parent.timeouts } : {}),
-    ...(parent.permissions ? { permissions: parent.permissions } : {}),
+    ...(parent.permissions ? { permissions: childPermissions(session) } : {}),
+    // The Agent SDK app's hooks see a subagent's calls too, as in Claude Code (asked in its job).
+    ...(parent.appHooks ? { appHooks: parent.appHooks } : {}),
     ...(parent.settingSources ? { settingSources: parent.settingSources } : {}),
     ...(parent.noSandbox ? { noSandbox: true } : {}),
     ...(parent.modelLimits ? { modelLimits: parent.modelLimits } : {}),

@@ -171,7 +171,7 @@ async function runSession(input: SessionInput): Promise<Terminal> {
           control.background.running.length > 0 ||
           control.background.news.length > 0)
       ) {
-        step = await waitAfterTurn(session, step.state);
+        step = await waitAfterTurn(session, step.state, answered ? { turnsPerMessage: true } : {});
         // What wakes it (a message, a background command's end, a scheduled prompt) is answered anew.
         if (answered && step.kind === 'continue')
           step = { ...step, state: nextQuery(session, answeredState, step.state) };
@@ -237,8 +237,24 @@ async function runSession(input: SessionInput): Promise<Terminal> {
  */
 function withRequestedSettings(session: Session, state: State): State {
   const { control } = session;
-  const mode = control.requestedMode;
+  let mode = control.requestedMode;
   control.requestedMode = undefined;
+  // Only the Agent SDK's jobs take it, and none is raised to bypassPermissions unless it said so at
+  // its start: a client that may signal a job must not lift its permissions.
+  const refusal =
+    mode === undefined
+      ? undefined
+      : !session.input.inputOpen
+        ? 'only jobs the Agent SDK started take it'
+        : mode === 'bypassPermissions' &&
+            !session.input.allowBypassPermissions &&
+            session.input.permissions?.mode !== 'bypassPermissions'
+          ? 'the job was not started with bypassPermissions allowed (allowDangerouslySkipPermissions)'
+          : undefined;
+  if (refusal) {
+    control.record({ turn: state.turnCount, kind: 'notice', text: `setPermissionMode ${mode} refused: ${refusal}` });
+    mode = undefined;
+  }
   if (mode !== undefined && session.permissions && session.permissions.mode !== mode) {
     session.permissions = { ...session.permissions, mode };
     control.permissionMode = mode;

@@ -162,6 +162,8 @@ export class SessionControl {
     this.sandbox = resume?.sandbox;
     this.hooksReport = resume?.hooksReport;
     this.systemPromptRef = resume?.systemPromptRef;
+    this.inputClosed = resume?.inputClosed === true;
+    this.turnResult = resume?.turnResult;
   }
 
   /** The system prompt the job's model calls use, once it is built. */
@@ -384,8 +386,13 @@ export class SessionControl {
   }
 
   /** What continue-as-new carries over besides the State itself. */
-  carryOver(): Pick<ResumeState, 'maxTurns' | 'inbox' | 'events' | 'nextSeq' | 'permissionSummary' | 'hooksReport'> {
+  carryOver(): Pick<
+    ResumeState,
+    'maxTurns' | 'inbox' | 'events' | 'nextSeq' | 'permissionSummary' | 'hooksReport' | 'inputClosed' | 'turnResult'
+  > {
     return {
+      ...(this.inputClosed ? { inputClosed: true as const } : {}),
+      ...(this.turnResult ? { turnResult: this.turnResult } : {}),
       maxTurns: this.maxTurns,
       inbox: [...this.inbox],
       events: this.events.slice(-100),

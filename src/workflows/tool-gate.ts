@@ -178,13 +178,15 @@ export async function gateAndRun(toolUse: ToolUseBlock, ctx: GateContext): Promi
       decision = answer;
       // Allowed with a changed input: that input is what runs, and no deny rule may match it.
       if (answer.behavior === 'allow' && answer.updatedInput) {
+        // The approver answered the question the mode asked, not a rule's: with the mode out of the
+        // way the changed input must be allowed, so a deny or ask rule it meets refuses it.
         const changed = { ...toolUse, input: answer.updatedInput };
-        const again = decidePermission(changed.name, changed.input, permissions);
+        const again = decidePermission(changed.name, changed.input, { ...permissions, mode: 'bypassPermissions' });
         decision =
-          again.behavior === 'deny'
-            ? { behavior: 'deny', reason: `The input the approver changed it to is denied: ${again.reason}` }
+          again.behavior !== 'allow'
+            ? { behavior: 'deny', reason: `The input the approver changed it to is not allowed: ${again.reason}` }
             : answer;
-        if (again.behavior !== 'deny') {
+        if (again.behavior === 'allow') {
           ctx.control.record({
             turn: ctx.control.turnCount(),
             kind: 'notice',

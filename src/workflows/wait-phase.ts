@@ -16,7 +16,11 @@ import type { TurnStep } from './turn-step';
  * the next user message; anything else takes a turn of its own (the notices and messages join it
  * at the turn's start), and a wake-up stays pending.
  */
-export async function waitAfterTurn(session: Session, state: State): Promise<TurnStep> {
+export async function waitAfterTurn(
+  session: Session,
+  state: State,
+  options: { turnsPerMessage?: boolean } = {},
+): Promise<TurnStep> {
   const { control } = session;
   const wakeup = state.wakeup;
   const scheduled = nextDue(state.crons);
@@ -28,8 +32,9 @@ export async function waitAfterTurn(session: Session, state: State): Promise<Tur
       ? `scheduled job ${scheduled.id} (next run ${when(scheduled.nextFireAtMs)})`
       : `${background?.running.length ?? 0} background task(s) still running`;
   const nextTurnCount = state.turnCount + 1;
-  // Neither a turn nor money is left for what comes: say so now rather than after the wait.
-  if (exceedsMaxTurns(nextTurnCount, control.maxTurns)) {
+  // Neither a turn nor money is left for what comes: say so now rather than after the wait. (An
+  // open-input job's next turn answers something new, with turns of its own.)
+  if (!options.turnsPerMessage && exceedsMaxTurns(nextTurnCount, control.maxTurns)) {
     return {
       kind: 'terminal',
       state,

@@ -653,7 +653,7 @@ const scenarios: Scenario[] = [
     // setPermissionMode and setModel (the Agent SDK's set_permission_mode and set_model) while
     // the first turn runs: the second turn runs in plan mode on the new model.
     name: 'set-mode-and-model',
-    input: { permissions: { mode: 'default' } },
+    input: { permissions: { mode: 'default' }, inputOpen: { idleMs: 600_000 } },
     session: {
       slowTurns: { 0: 200 },
       replies: [{ content: [text('Looking.'), read('sm1')] }, { content: [text('Done.')] }],
@@ -661,6 +661,10 @@ const scenarios: Scenario[] = [
     drive: async (handle) => {
       await handle.signal(setPermissionModeSignal, 'plan');
       await handle.signal(setModelSignal, 'claude-haiku-5-5');
+      // Not allowed at its start, so refused.
+      await handle.signal(setPermissionModeSignal, 'bypassPermissions');
+      await answered(handle, 1);
+      await handle.signal(closeInputSignal);
     },
   },
 ];
