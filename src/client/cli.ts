@@ -33,6 +33,7 @@ import { exportTranscript, parseExportFormat } from './export';
 import { messageText, queuedMessage } from './send';
 import { openContentStore, storeAddressFromEnv } from './store-config';
 import { withResume } from './resume';
+import { isSdkInvocation } from './sdk-invocation';
 import { describeWorkspaceHost, formatWorkspaceHost } from './workspace-host';
 import { answerUnlessNoWorker, formatKnownWithoutWorker, knownWithoutWorker, NO_POLL_MS } from './worker-polls';
 import type { ResumeFlags } from './resume';
@@ -845,9 +846,9 @@ export async function main(argv: string[]): Promise<void> {
   });
   try {
     // Invoked as the Agent SDK invokes Claude Code: no subcommand, stream-json in and out.
-    const { isSdkInvocation, runSdkBridge } = await import('./sdk-bridge');
     const args = argv.slice(2);
     if (isSdkInvocation(args)) {
+      const { runSdkBridge } = await import('./sdk-bridge');
       process.exitCode = await runSdkBridge(args, (fn) => withClient(true, ({ client }) => fn(client)));
       return;
     }

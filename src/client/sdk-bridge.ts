@@ -73,15 +73,6 @@ const VALUE_FLAGS = new Set([
 ]);
 const BARE_FLAGS = new Set(['verbose', 'allow-dangerously-skip-permissions']);
 
-/** Whether `args` (after the program name) are the SDK's: no subcommand, stream-json in. */
-export function isSdkInvocation(args: readonly string[]): boolean {
-  return (
-    args.length > 0 &&
-    args[0]!.startsWith('--') &&
-    args.some((arg) => arg === '--input-format' || arg.startsWith('--input-format='))
-  );
-}
-
 export interface SdkFlags {
   values: Map<string, string>;
   verbose: boolean;

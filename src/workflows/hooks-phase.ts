@@ -46,6 +46,17 @@ interface HookRunnerDeps {
   control: SessionControl;
 }
 
+/** One event's hooks to run: which, with what facts, under which activity key, in which turn. */
+interface HookCall {
+  event: RunHookEvent;
+  hooks: HookCommand[];
+  facts: HookEventFacts;
+  key: string;
+  turn: number;
+  /** PostToolUse: the tool result in the content store. */
+  toolResponseRef?: string;
+}
+
 type RunHooksSandbox = Parameters<SessionActivities['runHooks']>[0]['sandbox'];
 
 /**
@@ -56,42 +67,33 @@ type RunHooksSandbox = Parameters<SessionActivities['runHooks']>[0]['sandbox'];
  */
 export function hookRunner(deps: HookRunnerDeps): HookRunner {
   /** Command hooks in the activity, the app's callbacks over its channel; their decisions together. */
-  const run = async (
-    event: RunHookEvent,
-    hooks: HookCommand[],
-    facts: HookEventFacts,
-    key: string,
-    turn: number,
-    toolResponseRef?: string,
-  ): Promise<RunHooksResult> => {
-    const callbacks = hooks.filter((hook) => hook.callback !== undefined);
-    if (callbacks.length === 0) return runCommands(event, hooks, facts, key, turn, toolResponseRef);
-    const commands = hooks.filter((hook) => hook.callback === undefined);
-    const stdin = stdinOf(facts);
+  const run = async (call: HookCall): Promise<RunHooksResult> => {
+    const callbacks = call.hooks.filter((hook) => hook.callback !== undefined);
+    if (callbacks.length === 0) return runCommands(call);
+    const commands = call.hooks.filter((hook) => hook.callback === undefined);
+    const stdin = stdinOf(call.facts);
     const [fromCommands, ...fromApp] = await Promise.all([
-      commands.length > 0 ? runCommands(event, commands, facts, key, turn, toolResponseRef) : undefined,
-      ...callbacks.map((hook) =>
-        askApp(deps.control, event, hook, stdin, `${key}/${hook.callback}`, facts, toolResponseRef),
-      ),
+      commands.length > 0 ? runCommands({ ...call, hooks: commands }) : undefined,
+      ...callbacks.map((hook) => askApp(deps.control, call, hook, stdin)),
     ]);
     const outcomes: HookOutcome[] = fromApp.map((answer) => answer.outcome);
     if (fromCommands) outcomes.unshift(outcomeOf(fromCommands));
-    const combined = combineHookOutcomes(event, outcomes);
+    const combined = combineHookOutcomes(call.event, outcomes);
     for (const answer of fromApp)
       for (const text of answer.outcome.userMessages)
-        deps.control.record({ turn, kind: 'notice', text: `${event} hook: ${text}` });
+        deps.control.record({ turn: call.turn, kind: 'notice', text: `${call.event} hook: ${text}` });
     return { ...combined, ran: [...(fromCommands?.ran ?? []), ...fromApp.map((answer) => answer.ran)] };
   };
   const stdinOf = (facts: HookEventFacts) =>
     hookStdin({ sessionId: deps.sessionKey, cwd: deps.workspace, permissionMode: deps.permissionMode() }, facts);
-  const runCommands = async (
-    event: RunHookEvent,
-    hooks: HookCommand[],
-    facts: HookEventFacts,
-    key: string,
-    turn: number,
-    toolResponseRef?: string,
-  ): Promise<RunHooksResult> => {
+  const runCommands = async ({
+    event,
+    hooks,
+    facts,
+    key,
+    turn,
+    toolResponseRef,
+  }: HookCall): Promise<RunHooksResult> => {
     try {
       const result = await deps.activities.runHooks(
         {
@@ -132,7 +134,14 @@ export function hookRunner(deps: HookRunnerDeps): HookRunner {
     const hooks = matchHooks(deps.config, event, toolUse.name, { input: toolUse.input, workspace: deps.workspace });
     if (hooks.length === 0) return undefined;
     const facts = { event, toolName: toolUse.name, toolInput: toolUse.input, toolUseId: toolUse.id };
-    return run(event, hooks, facts, key, deps.control.turnCount(), resultRef);
+    return run({
+      event,
+      hooks,
+      facts,
+      key,
+      turn: deps.control.turnCount(),
+      ...(resultRef ? { toolResponseRef: resultRef } : {}),
+    });
   };
   return {
     pre: (toolUse) => toolEvent('PreToolUse', toolUse, `pre-${toolUse.id}`),
@@ -141,7 +150,7 @@ export function hookRunner(deps: HookRunnerDeps): HookRunner {
       const hooks = matchHooks(deps.config, 'Stop');
       if (hooks.length === 0) return undefined;
       const facts = { event: 'Stop' as const, stopHookActive, lastAssistantMessage: lastAssistantText };
-      return run('Stop', hooks, facts, `stop-${turn}`, turn);
+      return run({ event: 'Stop', hooks, facts, key: `stop-${turn}`, turn });
     },
   };
 }
@@ -168,13 +177,11 @@ function outcomeOf(result: RunHooksResult): HookOutcome {
  */
 async function askApp(
   control: SessionControl,
-  event: RunHookEvent,
+  { event, facts, key, toolResponseRef }: HookCall,
   hook: HookCommand,
   input: Record<string, unknown>,
-  id: string,
-  facts: HookEventFacts,
-  toolResponseRef: string | undefined,
 ): Promise<{ outcome: HookOutcome; ran: RunHooksResult['ran'][number] }> {
+  const id = `${key}/${hook.callback}`;
   const timeoutSec = hookTimeoutSec(hook);
   const entry: { request: PendingHookCallback; answer?: HookCallbackAnswer } = {
     request: {
