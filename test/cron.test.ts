@@ -73,6 +73,10 @@ describe('CronCreate: prompts scheduled into a durable job', () => {
       ],
     });
     await startWorker();
+    // Its first two turns must end before the minute does: a CronCreate at :59 is due at once, and
+    // the job would then be seen asleep only after its first run. (CI once saw exactly that.)
+    const second = new Date().getUTCSeconds();
+    if (second > 30) await new Promise((resolve) => setTimeout(resolve, (61 - second) * 1000));
     const workspace = makeWorkspace({ 'README.md': 'hello\n' });
     const run = await runCli(['run', 'Watch the queue', '--cwd', workspace, '--job-id', 'cron-job', '--detach'], env());
     expect(run.code).toBe(0);
